@@ -1,0 +1,110 @@
+"""Run an ingest: the fetcher, discovery and cleaning wired together, with progress."""
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from fedlab.corpus.build import BuildReport, content_hash, share_meeting_labels, discover, merge_refs, saved_refs, to_document, write_snapshot
+from fedlab.corpus.clean import CleaningError
+from fedlab.corpus.fetch import FetchResult, MirrorTransport, PageCache, PageFetcher
+from fedlab.errors import FedlabError
+
+log = logging.getLogger(__name__)
+
+
+def run_ingest(
+    name: str,
+    base_url: str,
+    out_dir: str | Path,
+    raw_cache_dir: str | Path,
+    years: range,
+    mirror: str | None = None,
+    fetch: dict | None = None,
+    volatile_ttl_h: float = 24.0,
+    console: Console | None = None,
+) -> BuildReport:
+    console = console or Console(stderr=True)
+    transport = None
+    source = base_url
+    cache_root = Path(raw_cache_dir) / base_url.split("://")[-1].strip("/")
+    if mirror:
+        mirror_path = Path(mirror).expanduser()
+        if not mirror_path.is_dir():
+            raise FedlabError(
+                f"corpus.mirror={mirror} is not a directory; point it (or FEDLAB_MIRROR) at a saved copy "
+                "of the site such as ../shared/fomc-mirror, or unset it to read the live site"
+            )
+        transport = MirrorTransport(mirror_path)
+        source = f"mirror:{mirror_path.resolve()}"
+        cache_root = Path(raw_cache_dir) / "mirror"
+    cache = PageCache(cache_root, ttl_s=volatile_ttl_h * 3600)
+    started = time.perf_counter()
+    report = BuildReport(documents=[])
+    counts = {"fetched": 0, "cached": 0, "missing": 0}
+
+    def tally(res: FetchResult) -> None:
+        counts[res.status] += 1
+
+    with PageFetcher(base_url, cache=cache, transport=transport, **(fetch or {})) as fetcher:
+        refs, failures = discover(fetcher, years, on_fetch=tally)
+        if transport is not None:
+            host = base_url.split("://")[-1].split("/")[0]
+            refs = merge_refs(refs, saved_refs(transport.site_root(host), years))
+        else:
+            refs = merge_refs(refs, [])
+        report.missing.extend({"url": f.url, "reason": f.reason} for f in failures)
+        by_path = {r.path: r for r in refs}
+        progress = Progress(
+            TextColumn("[bold]fetching[/]"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[last]}"), TimeElapsedColumn(), console=console, transient=False,
+        )
+        with progress:
+            task = progress.add_task("pages", total=len(refs), last="")
+
+            def done(res: FetchResult) -> None:
+                tally(res)
+                progress.update(task, advance=1, last=f"{res.status:7s} {res.path.rsplit('/', 1)[-1]}")
+
+            results = fetcher.fetch_many(list(by_path), on_done=done)
+        report.requests = fetcher.requests
+
+    for path, ref in by_path.items():
+        res = results[path]
+        if res.body is None:
+            report.missing.append({"url": res.url, "reason": res.reason})
+            continue
+        try:
+            report.documents.append(to_document(ref, res.url, res.body))
+        except CleaningError as exc:
+            report.missing.append({"url": res.url, "reason": f"unusable page: {exc}"})
+    report.documents = share_meeting_labels(report.documents)
+    report.missing.sort(key=lambda m: m["url"])
+    report.fetched, report.cached = counts["fetched"], counts["cached"]
+    report.content_hash = content_hash(report.documents)
+    write_snapshot(
+        Path(out_dir), report,
+        {"corpus": name, "source": source, "years": [years.start, years.stop - 1]},
+    )
+    elapsed = time.perf_counter() - started
+    _summary(console, report, counts, elapsed, Path(out_dir))
+    return report
+
+
+def _summary(console: Console, report: BuildReport, counts: dict, elapsed: float, out_dir: Path) -> None:
+    table = Table(title=f"corpus {out_dir}", show_header=True)
+    for col in ("statements", "minutes", "fetched", "from cache", "missing", "HTTP requests", "seconds"):
+        table.add_column(col, justify="right")
+    c = report.counts
+    table.add_row(
+        str(c["statement"]), str(c["minutes"]), str(counts["fetched"]), str(counts["cached"]),
+        str(len(report.missing)), str(report.requests), f"{elapsed:.1f}",
+    )
+    console.print(table)
+    for m in report.missing:
+        console.print(f"  [yellow]missing[/] {m['url']}  ({m['reason']})")
+    console.print(f"content hash [bold]{report.content_hash}[/]")
