@@ -77,7 +77,7 @@ def _block_text(el: Tag) -> str:
     parts: list[str] = []
     for node in el.descendants:
         if isinstance(node, NavigableString):
-                parts.append(str(node))
+            parts.append(re.sub(r"[\r\n]+", " ", str(node)))  # a source line break is a space in HTML
         elif node.name == "br":
             parts.append("\n")
     return "".join(parts)
@@ -135,6 +135,13 @@ def _is_centered(el: Tag) -> bool:
     return "center" in (el.get("style") or "") or "center" in (el.get("align") or "")
 
 
+def _is_link_only(el: Tag) -> bool:
+    links = el.find_all("a", href=True)
+    if len(links) != 1:
+        return False
+    return normalize(links[0].get_text(" ")) == normalize(el.get_text(" ")) != ""
+
+
 def _collect(container: Tag, with_headers: bool) -> list[tuple[str, bool]]:
     blocks: list[tuple[str, bool]] = []
     in_notes = False
@@ -144,6 +151,8 @@ def _collect(container: Tag, with_headers: bool) -> list[tuple[str, bool]]:
         if with_headers and not in_notes and el.find("a", attrs={"name": FOOTNOTE_ANCHOR}):
             blocks.append(("Notes", True))  # the footnotes below the rule
             in_notes = True
+        if _is_link_only(el):
+            continue  # related-links lists ("FAQs: …", "Implementation Note issued …")
         header = None
         if with_headers and el.name == "p" and not _is_centered(el):
             header = _leading_header(el)
@@ -154,7 +163,7 @@ def _collect(container: Tag, with_headers: bool) -> list[tuple[str, bool]]:
         if header:
             blocks.append((header, True))
             text = normalize(text[text.find(header) + len(header):]) if header in text else text
-        lines = [ln for ln in text.split("\n") if not _is_boilerplate(ln)]
+        lines = [ln for ln in text.split("\n") if ln and not _is_boilerplate(ln)]
         if lines:
             blocks.append(("\n".join(lines), False))
     return blocks
@@ -179,7 +188,7 @@ def clean_statement(html: str) -> CleanPage:
     title = article.find(class_="title")
     bodies = [
         d for d in article.find_all("div", class_="col-sm-8")
-        if "heading" not in (d.get("class") or [])
+        if "heading" not in (d.get("class") or []) and d.find_parent("div", class_="col-sm-8") is None
     ]
     if not bodies:
         raise CleaningError("no statement body in div#article")

@@ -1,0 +1,147 @@
+"""The embedder interface shared by every backend.
+
+A backend implements ``_load`` (heavy imports and model loading, called on first use),
+``_encode`` (raw texts -> rows; it applies the model's query/passage prefixes),
+``_spans`` and ``_signature``. Constructing an embedder is cheap: a config that names
+a backend but never embeds pays none of its import or load cost.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from abc import ABC, abstractmethod
+from pathlib import Path
+
+import numpy as np
+
+FINGERPRINT_VERSION = 1
+SMALL_FILE = 1 << 20  # bytes; files up to this size are content-hashed in fingerprints
+
+
+class Embedder(ABC):
+    """Dense text embedder: L2-normalised float32 rows, query/passage prefixes applied."""
+
+    def __init__(self, name: str, batch_size: int = 32, progress: bool = False):
+        self.name = name
+        self.batch_size = int(batch_size)
+        self.progress = bool(progress)
+        self._loaded = False
+
+    # ---- backend hooks -------------------------------------------------
+    @abstractmethod
+    def _load(self) -> None:
+        """Import heavy libraries and load the model."""
+
+    @abstractmethod
+    def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
+        """Embed un-prefixed texts (the backend adds its prefixes); any float dtype."""
+
+    @abstractmethod
+    def _spans(self, text: str) -> list[tuple[int, int]]:
+        """Character spans of the tokenizer's tokens for ``text``, no special tokens."""
+
+    @abstractmethod
+    def _signature(self) -> dict:
+        """Everything that determines the vectors: model files, prefixes, pooling, lengths."""
+
+    @property
+    @abstractmethod
+    def dim(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def max_seq_length(self) -> int:
+        """Tokens the model sees per text (longer texts are truncated, or windowed for e5)."""
+
+    # ---- public API ----------------------------------------------------
+    def ensure_loaded(self) -> None:
+        if not self._loaded:
+            self._load()
+            self._loaded = True
+
+    def embed_documents(self, texts: list[str], progress: bool | None = None) -> np.ndarray:
+        """Passage embeddings, shape (len(texts), dim), in input order."""
+        texts = list(texts)
+        self.ensure_loaded()
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # Longest first, so each batch pads to similar lengths; rows go back to input order.
+        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        out = np.empty((len(texts), self.dim), dtype=np.float32)
+        show = self.progress if progress is None else progress
+        with _progress(show, len(texts), f"embedding ({self.name})") as advance:
+            for lo in range(0, len(order), self.batch_size):
+                idx = order[lo:lo + self.batch_size]
+                out[idx] = _normalise(self._encode([texts[i] for i in idx], is_query=False))
+                advance(len(idx))
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Query embedding, shape (dim,)."""
+        self.ensure_loaded()
+        return _normalise(self._encode([text], is_query=True))[0]
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        return [(int(a), int(b)) for a, b in self._spans(text)]
+
+    def count_tokens(self, text: str) -> int:
+        return len(self._spans(text))
+
+    def fingerprint(self) -> str:
+        """Stable cache key: same model files and settings give the same string in any process."""
+        payload = {"v": FINGERPRINT_VERSION, "backend": type(self).__name__, **self._signature()}
+        digest = hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+        return f"{self.name}-{digest}"
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def files_signature(root: Path, skip: tuple[str, ...] = ("README.md", ".gitattributes")) -> list[list]:
+    """(relative name, size, content hash for small files) of every file under ``root``
+    (or of ``root`` itself if it is a file).
+
+    Weights are identified by size only: hashing ~100 MB on every start is slow, and a
+    changed weights file almost always changes size. Config files (small) are hashed.
+    """
+    root = Path(root)
+    files = [(root.name, root)] if root.is_file() else [
+        (f.relative_to(root).as_posix(), f) for f in sorted(root.rglob("*")) if f.is_file()]
+    rows = []
+    for rel, f in files:
+        if f.name in skip or any(part.startswith(".") for part in rel.split("/")):
+            continue
+        size = f.stat().st_size
+        digest = hashlib.sha1(f.read_bytes()).hexdigest()[:12] if size <= SMALL_FILE else ""
+        rows.append([rel, size, digest])
+    return rows
+
+
+def _normalise(x: np.ndarray) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.maximum(norms, 1e-12)
+
+
+class _progress:
+    """Rich progress bar when ``show``; otherwise a no-op counter."""
+
+    def __init__(self, show: bool, total: int, label: str):
+        self.show, self.total, self.label = show, total, label
+        self._bar = None
+
+    def __enter__(self):
+        if not self.show:
+            return lambda n: None
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                             TimeRemainingColumn(), transient=True)
+        self._bar.start()
+        task = self._bar.add_task(self.label, total=self.total)
+        return lambda n: self._bar.advance(task, n)
+
+    def __exit__(self, *exc):
+        if self._bar is not None:
+            self._bar.stop()
+        return False
