@@ -58,7 +58,7 @@ def test_no_boilerplate_and_no_mojibake(documents):
         for phrase in BOILERPLATE:
             assert phrase not in d.text, (d.doc_id, phrase)
         assert not MOJIBAKE.search(d.text), d.doc_id
-        assert "\r" not in d.text and "\xa0" not in d.text and "\xad" not in d.text
+        assert "\r" not in d.text and "\xa0" not in d.text and "\xad" not in d.text and "\u2011" not in d.text
         assert "\n\n\n" not in d.text
 
 

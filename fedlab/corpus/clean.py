@@ -31,6 +31,7 @@ DATE_LINE = re.compile(
 FOOTNOTE_ANCHOR = re.compile(r"^fn\d+$")
 RETURN_TO_TEXT = re.compile(r"\s*Return to text\s*$", re.I)
 _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"), None)
+_HYPHENS = dict.fromkeys(map(ord, "\u2010\u2011"), "-")  # (non-breaking) hyphen → ASCII, as typed
 _SPACES = re.compile(r"[ \t\r\f\v\u00a0\u2000-\u200a\u202f\u205f\u3000]+")
 
 
@@ -48,7 +49,7 @@ class CleaningError(ValueError):
 
 def normalize(text: str) -> str:
     """NFC, invisible characters dropped, every run of spaces (incl. NBSP) folded to one."""
-    text = unicodedata.normalize("NFC", text).translate(_INVISIBLE)
+    text = unicodedata.normalize("NFC", text).translate(_INVISIBLE).translate(_HYPHENS)
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = (_SPACES.sub(" ", line).strip() for line in text.split("\n"))
     return "\n".join(line for line in lines if line)

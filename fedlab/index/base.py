@@ -103,7 +103,11 @@ def atomic_dir(target: str | os.PathLike) -> Iterator[Path]:
 
 
 def dir_size(path: str | os.PathLike) -> int:
-    return sum(p.stat().st_size for p in Path(path).rglob("*") if p.is_file())
+    """Bytes under ``path`` (a file or a directory)."""
+    path = Path(path)
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def widen(run: Callable[[int, list[int]], list[Pairs]], n_queries: int, want: int,
@@ -236,7 +240,7 @@ class VectorIndex(FilterableRows, ABC):
         k = min(k, int(allowed.size))
         if self.filter_mode == "post":
             return self._post_filter(queries, k, keep, allowed.size)
-        return self._search_native(queries, k, keep, allowed)
+        return self._search_native(queries, k, keep, allowed, flt)
 
     def _post_filter(self, queries: np.ndarray, k: int, keep: np.ndarray, n_allowed: int) -> list[Pairs]:
         """Unfiltered search, drop rows failing the filter, fetch more until k survive."""
@@ -247,7 +251,9 @@ class VectorIndex(FilterableRows, ABC):
         start = math.ceil(1.5 * k * self.n / n_allowed)
         return widen(run, queries.shape[0], k, start, self.n)
 
-    def _search_native(self, queries: np.ndarray, k: int, keep: np.ndarray, allowed: np.ndarray) -> list[Pairs]:
+    def _search_native(self, queries: np.ndarray, k: int, keep: np.ndarray, allowed: np.ndarray,
+                       flt: MetadataFilter) -> list[Pairs]:
+        """Filtered top-k (k <= number of allowed rows); the default post-filters."""
         return self._post_filter(queries, k, keep, allowed.size)
 
     @abstractmethod

@@ -19,7 +19,7 @@ import numpy as np
 
 from fedlab.errors import FedlabError
 from fedlab.index.base import (
-    FORMAT_VERSION, MANIFEST, Pairs, VectorIndex, date_key, dir_size, read_manifest,
+    MANIFEST, Pairs, VectorIndex, date_key, dir_size, read_manifest,
 )
 from fedlab.io import write_json
 from fedlab.retrieval.types import MetadataFilter
@@ -59,6 +59,9 @@ class ChromaIndex(VectorIndex):
 
     _collection: Any = field(default=None, init=False, repr=False)
     _persist_dir: Path | None = field(default=None, init=False, repr=False)  # the chroma-<id> dir
+    # The vectors as given to build(): re-adding exactly these on save rebuilds the same graph
+    # (vectors read back from Chroma are re-normalised, so differ in the last bits).
+    _source: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def _collection_metadata(self) -> dict:
         return {"hnsw:space": "cosine", "hnsw:M": self.M,
@@ -84,6 +87,7 @@ class ChromaIndex(VectorIndex):
     def _build(self, vectors: np.ndarray) -> None:
         self._drop_ephemeral()
         self._persist_dir = None
+        self._source = vectors
         self._collection = self._create(client_for(None), vectors)
 
     def _query(self, queries: np.ndarray, k: int, where: dict | None) -> list[Pairs]:
@@ -95,12 +99,8 @@ class ChromaIndex(VectorIndex):
     def _search_all(self, queries: np.ndarray, k: int) -> list[Pairs]:
         return self._query(queries, k, None)
 
-    def _search_native(self, queries, k, keep, allowed) -> list[Pairs]:
-        return self._query(queries, k, self.where(self._last_filter))
-
-    def search_many(self, queries: np.ndarray, k: int, flt: MetadataFilter | None = None) -> list[Pairs]:
-        self._last_filter = flt  # the where clause is built from the filter, not from the row mask
-        return super().search_many(queries, k, flt)
+    def _search_native(self, queries, k, keep, allowed, flt) -> list[Pairs]:
+        return self._query(queries, k, self.where(flt))
 
     @staticmethod
     def where(flt: MetadataFilter) -> dict:
@@ -126,13 +126,9 @@ class ChromaIndex(VectorIndex):
             raise FedlabError("chroma index is empty: build() it before saving")
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        if self._persist_dir is not None and self._persist_dir.parent.resolve() == directory.resolve():
-            sub = self._persist_dir.name  # already persisted here: only the manifest may change
-        else:
-            sub = f"chroma-{uuid.uuid4().hex[:12]}"
-            col = self._create(client_for(directory / sub), self._vectors())
-            self._drop_ephemeral()
-            self._collection, self._persist_dir = col, directory / sub
+        if self._persist_dir is None or self._persist_dir.parent.resolve() != directory.resolve():
+            self._write(directory)
+        sub = self._persist_dir.name
         meta_name = f"{sub}.meta.json"
         write_json(directory / meta_name, self.meta)
         write_json(directory / MANIFEST, {**self._manifest(), "chroma_dir": sub,
@@ -145,12 +141,15 @@ class ChromaIndex(VectorIndex):
                 shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
         self._saved_dir = directory
 
-    def _write(self, directory: Path) -> None:  # save() is overridden; kept for the interface
-        raise NotImplementedError("ChromaIndex.save writes its own files")
+    def _write(self, directory: Path) -> None:
+        """Copy the collection into a new persistent ``directory/chroma-<id>`` and switch to it."""
+        persist_dir = directory / f"chroma-{uuid.uuid4().hex[:12]}"
+        col = self._create(client_for(persist_dir), self._source if self._source is not None else self._vectors())
+        self._drop_ephemeral()
+        self._collection, self._persist_dir = col, persist_dir
 
     def _read(self, directory: Path) -> None:
         manifest = read_manifest(directory)
-        assert manifest["format"] == FORMAT_VERSION
         self._persist_dir = directory / manifest["chroma_dir"]
         client = client_for(self._persist_dir)
         self._collection = client.get_collection(manifest["chroma_collection"], embedding_function=None)

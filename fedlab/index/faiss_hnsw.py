@@ -40,7 +40,7 @@ class FaissHNSWIndex(VectorIndex):
         # With ef >= k HNSW fills k slots unless the graph walk runs dry; widen ef if it does.
         return widen(lambda ef, rows: self._run(queries[rows], k, ef), len(queries), k, self.efSearch, self.n)
 
-    def _search_native(self, queries, k, keep, allowed) -> list[Pairs]:
+    def _search_native(self, queries, k, keep, allowed, flt) -> list[Pairs]:
         sel = faiss.IDSelectorBatch(allowed.astype(np.int64))
         return widen(lambda ef, rows: self._run(queries[rows], k, ef, sel), len(queries), k, self.efSearch, self.n)
 

@@ -20,7 +20,7 @@ class HnswlibIndex(VectorIndex):
     space: str = "ip"  # "ip" or "cosine"; hnswlib distance is 1 - similarity for both
     M: int = 16
     ef_construction: int = 200
-    ef: int = 64
+    ef: int = 100
     seed: int = 100
     # One thread builds the same graph every time; more threads build faster but not reproducibly.
     num_threads: int = 1
@@ -60,7 +60,7 @@ class HnswlibIndex(VectorIndex):
     def _search_all(self, queries: np.ndarray, k: int) -> list[Pairs]:
         return widen(lambda ef, rows: self._run(queries[rows], k, ef, None), len(queries), k, self.ef, self.n)
 
-    def _search_native(self, queries, k, keep, allowed) -> list[Pairs]:
+    def _search_native(self, queries, k, keep, allowed, flt) -> list[Pairs]:
         ok = keep.tolist()
         return widen(lambda ef, rows: self._run(queries[rows], k, ef, ok), len(queries), k, self.ef, self.n)
 

@@ -34,3 +34,32 @@ class Hit:
     score: float
     rank: int = 0  # 1-based in the list it belongs to
     sources: dict[str, float] = field(default_factory=dict)  # per-retriever scores (hybrid, rerank)
+
+
+SCOPES = ("meeting", "month", "span", "year", "multi_year")
+
+
+@dataclass(frozen=True)
+class DateHint:
+    """An inclusive ISO date range a question refers to; date_from None = open start.
+
+    scope sizes the retrieval (see fedlab.retrieval.topk): one meeting, a month, a span
+    within about a year, a calendar year, or more than a year.
+    """
+
+    date_from: str | None
+    date_to: str | None
+    scope: str
+    text: str = ""  # the words the range was read from ("" when a caller supplied it)
+
+    def __post_init__(self):
+        if self.scope not in SCOPES:
+            raise ValueError(f"DateHint scope {self.scope!r} is not one of {SCOPES}")
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    hits: list[Hit]
+    hint: DateHint | None  # the hint used (parsed or supplied); None = plain single-pass search
+    k_used: int  # passages asked for after adaptive top_k
+    timings: dict[str, float] = field(default_factory=dict)  # embed_ms, search_ms, rerank_ms, total_ms

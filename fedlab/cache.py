@@ -1,0 +1,122 @@
+"""Content-addressed artifacts (chunks, embeddings, indexes, query vectors) under one root.
+
+An artifact is a directory named by the hash of everything that determines it. It is built
+in a temporary directory and renamed into place, with a ``_manifest.json`` listing the
+sha256 of every file; a directory whose files no longer match is rebuilt, not trusted.
+A file lock per key makes concurrent processes (a parallel sweep) build each artifact once:
+the second waits and then reuses the first one's result.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+from filelock import FileLock
+
+from fedlab import io
+
+log = logging.getLogger(__name__)
+MANIFEST = "_manifest.json"
+
+
+def content_key(*parts: Any) -> str:
+    """A stable hash of JSON-able parts (strings, numbers, lists, dicts)."""
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:24]
+
+
+def texts_key(texts: list[str]) -> str:
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(hashlib.sha256(t.encode()).digest())
+    return h.hexdigest()[:24]
+
+
+def _file_digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _manifest_for(directory: Path) -> dict[str, str]:
+    return {
+        p.relative_to(directory).as_posix(): _file_digest(p)
+        for p in sorted(directory.rglob("*"))
+        if p.is_file() and p.name != MANIFEST
+    }
+
+
+class ArtifactCache:
+    def __init__(self, root: str | Path, verify: bool = True):
+        self.root = Path(root)
+        self.verify = verify
+        self.stats: Counter[str] = Counter()  # "<kind>.hit" / "<kind>.miss" / "<kind>.damaged"
+
+    def path(self, kind: str, key: str) -> Path:
+        return self.root / kind / key
+
+    def _valid(self, directory: Path) -> bool:
+        manifest_path = directory / MANIFEST
+        if not manifest_path.is_file():
+            return False
+        if not self.verify:
+            return True
+        try:
+            recorded = json.loads(manifest_path.read_text())
+        except ValueError:
+            return False
+        return recorded == _manifest_for(directory)
+
+    def get_or_build(self, kind: str, key: str, build: Callable[[Path], None]) -> Path:
+        """The artifact directory for (kind, key); ``build(tmp_dir)`` fills it on a miss."""
+        final = self.path(kind, key)
+        if self._valid(final):
+            self.stats[f"{kind}.hit"] += 1
+            return final
+        final.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(final) + ".lock"):
+            if self._valid(final):  # another process built it while we waited
+                self.stats[f"{kind}.hit"] += 1
+                return final
+            if final.exists():
+                log.warning("cache artifact %s/%s is damaged; rebuilding it", kind, key)
+                self.stats[f"{kind}.damaged"] += 1
+                shutil.rmtree(final)
+            tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=final.parent))
+            try:
+                build(tmp)
+                io.write_json(tmp / MANIFEST, _manifest_for(tmp))
+                os.replace(tmp, final)
+            finally:
+                if tmp.exists():
+                    shutil.rmtree(tmp, ignore_errors=True)
+        self.stats[f"{kind}.miss"] += 1
+        return final
+
+    # -- query vectors: many tiny artifacts, one .npy each ---------------------------------
+    def query_vector(self, embedder_fp: str, text: str, embed: Callable[[str], np.ndarray]) -> np.ndarray:
+        key = content_key(embedder_fp, text)
+        path = self.root / "query_embeddings" / key[:2] / f"{key}.npy"
+        if path.is_file():
+            try:
+                vec = np.load(path, allow_pickle=False)
+                self.stats["query_embeddings.hit"] += 1
+                return vec
+            except (ValueError, OSError):
+                self.stats["query_embeddings.damaged"] += 1
+        vec = np.asarray(embed(text), dtype=np.float32)
+        with io.atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.save(fh, vec, allow_pickle=False)
+        self.stats["query_embeddings.miss"] += 1
+        return vec

@@ -1,0 +1,196 @@
+"""Compare two evaluated runs with paired significance tests.
+
+    python -m fedlab.compare RUN_A RUN_B [--metrics recall@5 mrr@10 ndcg@10] [--alpha 0.05]
+                             [--test student|fisher|tukey] [--permutations 1000]
+
+RUN_A / RUN_B are local directories or MLflow run ids (tracking store: MLFLOW_TRACKING_URI,
+default ``sqlite:///<project root>/mlflow.db``). Either way the run provides:
+
+    per_question.jsonl   one object per question: "id" and the metric names (required)
+    trec/run.trec        TREC run   (optional; with trec/qrels.trec enables ranx.compare)
+    trec/qrels.trec      TREC qrels
+
+Metric keys may be the fedlab names (``recall@5``) or their MLflow forms (``recall_at_5``).
+Which test route a metric takes is described in ``fedlab.eval.significance``.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from fedlab import env as _env  # noqa: F401  (telemetry off before mlflow is imported)
+from fedlab.errors import FedlabError
+
+PER_QUESTION = "per_question.jsonl"
+TREC_RUN = "trec/run.trec"
+TREC_QRELS = "trec/qrels.trec"
+DEFAULT_METRICS = ("recall@5", "mrr@10", "ndcg@10")
+
+
+def tracking_uri() -> str:
+    from fedlab.config import project_root
+
+    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path(project_root()) / 'mlflow.db'}"
+
+
+def _check_store(uri: str) -> None:
+    """Refuse a sqlite URI whose file is missing: MLflow would silently create a new store."""
+    if uri.startswith("sqlite:///"):
+        path = Path(uri[len("sqlite:///"):])
+        if not path.is_file():
+            raise FedlabError(f"no MLflow store at {path} (set MLFLOW_TRACKING_URI, or pass a run directory)")
+
+
+def _looks_like_path(spec: str) -> bool:
+    return os.sep in spec or spec.startswith(".") or Path(spec).exists()
+
+
+def download_run(run_id: str, dest: Path) -> Path:
+    """Fetch a run's comparison artifacts from MLflow into ``dest``."""
+    uri = tracking_uri()
+    _check_store(uri)
+    import mlflow.artifacts
+    from mlflow.exceptions import MlflowException
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    try:
+        client.get_run(run_id)
+    except MlflowException as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise FedlabError(f"MLflow run {run_id!r} not found in {uri}: {first}") from None
+    try:
+        names = {a.path for a in client.list_artifacts(run_id)} | {a.path for a in client.list_artifacts(run_id, "trec")}
+        if PER_QUESTION not in names:
+            raise FedlabError(f"MLflow run {run_id} has no {PER_QUESTION} artifact: was it evaluated?")
+        for path in (PER_QUESTION, TREC_RUN, TREC_QRELS):
+            if path in names:
+                mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path, dst_path=str(dest),
+                                                    tracking_uri=uri)
+    except MlflowException as exc:
+        raise FedlabError(f"cannot download artifacts of MLflow run {run_id}: {str(exc).splitlines()[0]}") from None
+    return dest
+
+
+def read_per_question(path: Path) -> dict[str, dict[str, float]]:
+    """{qid: {metric: value}} from per_question.jsonl; non-numeric fields are skipped."""
+    from fedlab.eval.metrics import metric_from_mlflow_name
+    from fedlab.io import read_jsonl
+
+    try:
+        rows = read_jsonl(path)
+    except ValueError as exc:
+        raise FedlabError(f"{path} is not JSON lines: {exc}") from None
+    out: dict[str, dict[str, float]] = {}
+    for n, row in enumerate(rows, start=1):
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str):
+            raise FedlabError(f"{path}: row {n} has no string \"id\"")
+        out[row["id"]] = {
+            metric_from_mlflow_name(k): float(v) for k, v in row.items()
+            if k != "id" and isinstance(v, (int, float)) and not isinstance(v, bool)
+        }
+    if not out:
+        raise FedlabError(f"{path} holds no questions")
+    return out
+
+
+def load_run(directory: Path, name: str):
+    """A ``RunData`` from a directory laid out as the module docstring says."""
+    from fedlab.eval.significance import RunData
+    from fedlab.eval.trec import read_qrels, read_run
+
+    pq = directory / PER_QUESTION
+    if not pq.is_file():
+        raise FedlabError(f"{directory} has no {PER_QUESTION}")
+    data = RunData(name=name, per_question=read_per_question(pq))
+    if (directory / TREC_RUN).is_file() and (directory / TREC_QRELS).is_file():
+        data.qrels = read_qrels(directory / TREC_QRELS)
+        data.run = read_run(directory / TREC_RUN, name=name)
+    return data
+
+
+def resolve(spec: str, scratch: Path) -> Path:
+    """A local run directory, or the artifacts of MLflow run ``spec`` downloaded to scratch."""
+    path = Path(spec)
+    if path.is_dir():
+        return path
+    if _looks_like_path(spec):
+        raise FedlabError(f"{spec} is not a directory (expected a run directory or an MLflow run id)")
+    return download_run(spec, scratch)
+
+
+def _fmt_p(p: float, n_permutations: int, stat_test: str) -> str:
+    if stat_test == "fisher" and p == 0.0:
+        return f"<{1 / n_permutations:.0e}"
+    return "nan" if math.isnan(p) else f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+
+
+def render(comparison, n_permutations: int, console) -> None:
+    from rich.table import Table
+
+    c = comparison
+    table = Table(title=f"A = {c.name_a}   B = {c.name_b}   ({c.stat_test} test, alpha {c.alpha:g})")
+    for col, justify in (("metric", "left"), ("A", "right"), ("B", "right"), ("B - A", "right"),
+                         ("p", "right"), ("significant", "center"), ("B>A / = / A>B", "center"),
+                         ("n", "right"), ("route", "left")):
+        table.add_column(col, justify=justify)
+    for r in c.rows:
+        sig = ("[bold green]yes (B)[/]" if r.delta > 0 else "[bold red]yes (A)[/]") if r.significant else "no"
+        table.add_row(r.metric, f"{r.mean_a:.4f}", f"{r.mean_b:.4f}", f"{r.delta:+.4f}",
+                      _fmt_p(r.p_value, n_permutations, c.stat_test), sig,
+                      f"{r.wins_b} / {r.ties} / {r.wins_a}", str(r.n_questions), r.route)
+    console.print(table)
+    for who, missing in (("A", c.only_a), ("B", c.only_b)):
+        if missing:
+            console.print(f"{len(missing)} question(s) only in {who} left out, e.g. {missing[0]}")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    from fedlab.eval.significance import STAT_TESTS
+
+    parser = argparse.ArgumentParser(prog="python -m fedlab.compare", description=__doc__.split("\n\n")[0])
+    parser.add_argument("run_a", metavar="RUN_A", help="MLflow run id or run directory (the baseline)")
+    parser.add_argument("run_b", metavar="RUN_B", help="MLflow run id or run directory (the candidate)")
+    parser.add_argument("--metrics", nargs="+", default=list(DEFAULT_METRICS),
+                        help=f"metric names, space or comma separated (default: {' '.join(DEFAULT_METRICS)})")
+    parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    parser.add_argument("--test", choices=STAT_TESTS, default="student", help="paired test (default student)")
+    parser.add_argument("--permutations", type=int, default=1000, help="shuffles for --test fisher")
+    args = parser.parse_args(argv)
+    args.metrics = [m for item in args.metrics for m in item.split(",") if m]
+    if not 0 < args.alpha < 1:
+        parser.error("--alpha must be between 0 and 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rich.console import Console
+
+    args = parse_args(argv)
+    try:
+        from fedlab.eval.significance import compare_runs
+
+        with tempfile.TemporaryDirectory(prefix="fedlab-compare-") as scratch:
+            runs = []
+            for label, spec in (("a", args.run_a), ("b", args.run_b)):
+                directory = resolve(spec, Path(scratch) / label)
+                runs.append(load_run(directory, name=spec))
+            for run in runs:
+                some = next(iter(run.per_question.values()))
+                unknown = [m for m in args.metrics if m not in some]
+                if unknown:
+                    raise FedlabError(f"run {run.name} has no metric {unknown[0]} (it has: {', '.join(sorted(some))})")
+            comparison = compare_runs(runs[0], runs[1], args.metrics, args.test, args.alpha, args.permutations)
+    except (FedlabError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    render(comparison, args.permutations, Console())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,191 @@
+"""Retrieval metrics over answerable questions, on the ranked list the pipeline returned.
+
+Metric names (exact strings, the contract; ``METRIC_NAMES`` lists them in order):
+
+- ``recall@k`` (k = 1, 3, 5, 10): share of the question's evidence items covered by some
+  chunk in the top k. Evidence-item level; computed here (ranx has no such metric).
+- ``doc_recall@k`` (k = 1, 3, 5, 10): share of the question's distinct evidence documents
+  that appear (as any chunk's doc_id) in the top k. Computed here.
+- ``hit@k`` (k = 1, 3, 5, 10): 1 if any relevant chunk is in the top k (ranx ``hit_rate@k``).
+- ``mrr@10``: reciprocal rank of the first relevant chunk within the top 10 (ranx).
+- ``ndcg@10``: nDCG with linear gain (ranx ``ndcg``, Järvelin & Kekäläinen) over graded
+  qrels, grade = number of evidence items a chunk covers (see ``fedlab.eval.relevance``).
+
+Each question weighs the same (macro average). A question that no chunk of the index can
+cover scores 0 everywhere; ``RetrievalEvaluation.unreachable`` names those questions.
+
+ranx orders a run by score, breaking ties arbitrarily; it is given rank-derived scores so
+that it judges exactly the order the pipeline returned, ties included.
+
+MLflow refuses ``@`` in metric names: log ``mlflow_name(name)`` (``recall@5`` ->
+``recall_at_5``) and read back with ``metric_from_mlflow_name``.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+from fedlab.chunking.chunk import Chunk
+from fedlab.eval.relevance import EvidenceSpan, build_qrels, canonical_ids, judge_ranking, passage_key
+
+KS = (1, 3, 5, 10)
+RANX_METRICS = {"mrr@10": "mrr@10", "ndcg@10": "ndcg@10", **{f"hit@{k}": f"hit_rate@{k}" for k in KS}}
+METRIC_NAMES = (
+    [f"recall@{k}" for k in KS]
+    + ["mrr@10", "ndcg@10"]
+    + [f"hit@{k}" for k in KS]
+    + [f"doc_recall@{k}" for k in KS]
+)
+
+
+def mlflow_name(name: str) -> str:
+    """A metric name MLflow accepts: ``@`` becomes ``_at_``."""
+    return name.replace("@", "_at_")
+
+
+def metric_from_mlflow_name(name: str) -> str:
+    return name.replace("_at_", "@")
+
+
+@dataclass
+class QuestionResult:
+    id: str
+    first_relevant_rank: int | None  # 1-based, over the whole returned list; None = no relevant chunk
+    retrieved: list[str]  # chunk ids as the pipeline returned them, in rank order
+    n_evidence: int
+    n_relevant_chunks: int  # relevant passages in the whole index (size of this question's qrels)
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        """One flat row of per_question.jsonl: ``id``, the metric names, and the details."""
+        return {
+            "id": self.id,
+            "first_relevant_rank": self.first_relevant_rank,
+            "retrieved_chunk_ids": list(self.retrieved),
+            "n_evidence": self.n_evidence,
+            "n_relevant_chunks": self.n_relevant_chunks,
+            **self.metrics,
+        }
+
+
+@dataclass
+class RetrievalEvaluation:
+    metrics: dict[str, float]  # {metric name: mean over answerable questions}
+    per_question: list[QuestionResult]
+    qrels: dict[str, dict[str, int]]  # {qid: {canonical chunk id: grade}}, for trec.write_qrels
+    run: dict[str, list[str]]  # {qid: judged ids in rank order}, for trec.write_run
+    unreachable: list[str] = field(default_factory=list)  # qids no chunk of the index covers
+
+    @property
+    def n_questions(self) -> int:
+        return len(self.per_question)
+
+
+def _as_chunk(item) -> Chunk:
+    return item.chunk if hasattr(item, "chunk") else item
+
+
+def judged_ids(chunks: Sequence[Chunk], ids: Mapping[tuple[str, int, int], str]) -> list[str]:
+    """Ids under which ranx/TREC judge a ranked list: each passage's canonical id; a passage
+    seen earlier in the list gets a marked id (``<chunk_id>~repeat<rank>``), so it keeps its
+    position but counts as not relevant."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for rank, chunk in enumerate(chunks, start=1):
+        cid = ids.get(passage_key(chunk), chunk.chunk_id)
+        if cid in seen:
+            cid = f"{chunk.chunk_id}~repeat{rank}"
+        seen.add(cid)
+        out.append(cid)
+    return out
+
+
+def recall_at(covered: Sequence[frozenset[int]], n_evidence: int, k: int) -> float:
+    """Share of evidence items covered by the top k (``covered`` from judge_ranking)."""
+    hit = set().union(*covered[:k]) if covered[:k] else set()
+    return len(hit) / n_evidence
+
+
+def doc_recall_at(chunks: Sequence[Chunk], evidence: Sequence[EvidenceSpan], k: int) -> float:
+    """Share of the evidence documents present among the top k chunks."""
+    wanted = {ev.doc_id for ev in evidence}
+    return len(wanted & {c.doc_id for c in chunks[:k]}) / len(wanted)
+
+
+def first_relevant_rank(covered: Sequence[frozenset[int]]) -> int | None:
+    return next((i for i, items in enumerate(covered, start=1) if items), None)
+
+
+def ranx_scores(
+    qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Sequence[str]], metrics: Sequence[str]
+) -> dict[str, dict[str, float]]:
+    """{qid: {ranx metric: value}} for questions with at least one relevant chunk.
+
+    ``run`` holds ranked ids; ranx gets scores n, n-1, ..., 1 so it keeps that order.
+    """
+    from ranx import Qrels, Run, evaluate
+
+    judged = {q: dict(rels) for q, rels in qrels.items() if rels}
+    ranked = {q: {cid: float(len(ids) - i) for i, cid in enumerate(ids)} for q, ids in run.items() if q in judged and ids}
+    out: dict[str, dict[str, float]] = {q: {m: 0.0 for m in metrics} for q in judged}
+    if not judged or not ranked:
+        return out
+    ranx_run = Run(ranked)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # numba's uint64->int64 cast notice on hashed ids
+        evaluate(Qrels(judged), ranx_run, list(metrics), return_mean=False, make_comparable=True)
+    for m in metrics:
+        for q, value in ranx_run.scores[m].items():
+            out[q][m] = float(value)
+    return out
+
+
+def evaluate_retrieval(
+    evidence: Mapping[str, Sequence[EvidenceSpan]],
+    rankings: Mapping[str, Sequence],
+    all_chunks: Sequence[Chunk],
+) -> RetrievalEvaluation:
+    """Score every question of ``evidence`` (answerable ones, from relevance.resolve_evidence).
+
+    ``rankings`` maps question id to the returned list (``Chunk`` or ``Hit`` items, list
+    order = rank); ``all_chunks`` is every chunk the configuration can return, for the qrels.
+    """
+    missing = [q for q in evidence if q not in rankings]
+    if missing:
+        raise ValueError(f"no ranked list for {len(missing)} question(s), e.g. {missing[0]}")
+    empty = [q for q, spans in evidence.items() if not spans]
+    if empty:
+        raise ValueError(f"question {empty[0]} has no evidence span: recall is undefined")
+    lists = {q: [_as_chunk(item) for item in rankings[q]] for q in evidence}
+    known = [*all_chunks, *(c for chunks in lists.values() for c in chunks)]
+    ids = canonical_ids(known)
+    qrels = build_qrels(evidence, known, ids)
+    run = {q: judged_ids(chunks, ids) for q, chunks in lists.items()}
+    by_ranx = ranx_scores(qrels, run, list(RANX_METRICS.values()))
+
+    results = []
+    for qid, spans in evidence.items():
+        chunks = lists[qid]
+        covered = judge_ranking(chunks, spans)
+        values: dict[str, float] = {}
+        for k in KS:
+            values[f"recall@{k}"] = recall_at(covered, len(spans), k)
+        for name, ranx_name in RANX_METRICS.items():
+            values[name] = by_ranx.get(qid, {}).get(ranx_name, 0.0)
+        for k in KS:
+            values[f"doc_recall@{k}"] = doc_recall_at(chunks, spans, k)
+        results.append(QuestionResult(
+            id=qid,
+            first_relevant_rank=first_relevant_rank(covered),
+            retrieved=[c.chunk_id for c in chunks],
+            n_evidence=len(spans),
+            n_relevant_chunks=len(qrels[qid]),
+            metrics={name: values[name] for name in METRIC_NAMES},
+        ))
+    n = len(results)
+    means = {name: (sum(r.metrics[name] for r in results) / n if n else 0.0) for name in METRIC_NAMES}
+    return RetrievalEvaluation(
+        metrics=means, per_question=results, qrels=qrels, run=run,
+        unreachable=[q for q, rels in qrels.items() if not rels],
+    )

@@ -1,0 +1,185 @@
+"""Paired significance tests between two runs over the same questions.
+
+Two routes, chosen per metric by ``compare_runs``:
+
+- **ranx.compare on the TREC files** when both runs have identical qrels (same chunker, so
+  the same chunk ids) and the metric is one ranx computes (``mrr@10``, ``ndcg@10``,
+  ``hit@k``). ranx re-evaluates both runs from ``run.trec``/``qrels.trec``; its question set
+  is the questions with at least one relevant chunk in the qrels.
+- **per-question scores** (``per_question.jsonl``) otherwise: runs with different chunkers
+  have different chunk ids and qrels, so only their per-question metric values are
+  comparable; ``recall@k``/``doc_recall@k`` exist only there. Pairs are the questions both
+  runs scored.
+
+Both routes use ranx's tests: ``student`` (two-sided paired t-test, the default),
+``fisher`` (randomization test, ``n_permutations`` shuffles) or ``tukey`` (Tukey's HSD).
+When every paired difference is zero the t-test is undefined; p is reported as 1.0.
+A difference is significant when p <= alpha.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from fedlab.eval.metrics import RANX_METRICS
+
+STAT_TESTS = ("student", "fisher", "tukey")
+ROUTE_RANX = "ranx.compare"
+ROUTE_PER_QUESTION = "per-question"
+
+
+@dataclass
+class MetricComparison:
+    metric: str
+    mean_a: float
+    mean_b: float
+    p_value: float
+    significant: bool
+    wins_b: int  # questions where B scored higher than A
+    ties: int
+    wins_a: int
+    n_questions: int
+    route: str  # ROUTE_RANX or ROUTE_PER_QUESTION
+
+    @property
+    def delta(self) -> float:
+        """B minus A."""
+        return self.mean_b - self.mean_a
+
+
+@dataclass
+class Comparison:
+    name_a: str
+    name_b: str
+    stat_test: str
+    alpha: float
+    rows: list[MetricComparison]
+    only_a: list[str] = field(default_factory=list)  # questions only run A scored (left out)
+    only_b: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunData:
+    """What a comparison needs of one run; ``qrels``/``run`` are ranx objects or None."""
+
+    name: str
+    per_question: dict[str, dict[str, float]]  # {qid: {metric name: value}}
+    qrels: object | None = None
+    run: object | None = None
+
+
+def _check_test(stat_test: str) -> None:
+    if stat_test not in STAT_TESTS:
+        raise ValueError(f"stat_test must be one of {', '.join(STAT_TESTS)}, got {stat_test!r}")
+
+
+def _fix_p(p: float, a: np.ndarray, b: np.ndarray) -> float:
+    """The t-test and Tukey return NaN when A and B never differ: report no evidence (p = 1)."""
+    p = float(p)
+    if math.isnan(p):
+        return 1.0 if np.array_equal(a, b) else 0.0
+    return p
+
+
+def paired_p_value(a: Sequence[float], b: Sequence[float], stat_test: str = "student",
+                   n_permutations: int = 1000, random_seed: int = 42) -> float:
+    """p-value of ranx's ``stat_test`` on paired per-question scores ``a`` and ``b``."""
+    from ranx.statistical_tests import compute_statistical_significance
+
+    _check_test(stat_test)
+    a_arr, b_arr = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if len(a_arr) != len(b_arr) or len(a_arr) < 2:
+        raise ValueError(f"a paired test needs two equally long score lists of 2+ questions, got {len(a_arr)} and {len(b_arr)}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy's precision-loss warning on identical samples
+        out = compute_statistical_significance(
+            ["A", "B"], {"A": {"m": a_arr}, "B": {"m": b_arr}},
+            stat_test=stat_test, n_permutations=n_permutations, random_seed=random_seed,
+        )
+    return _fix_p(out[frozenset(["A", "B"])]["m"]["p_value"], a_arr, b_arr)
+
+
+def _row(metric: str, a: np.ndarray, b: np.ndarray, p: float, alpha: float, route: str) -> MetricComparison:
+    return MetricComparison(
+        metric=metric, mean_a=float(a.mean()), mean_b=float(b.mean()), p_value=p,
+        significant=bool(p <= alpha), wins_b=int((b > a).sum()), ties=int((b == a).sum()),
+        wins_a=int((a > b).sum()), n_questions=len(a), route=route,
+    )
+
+
+def compare_per_question(a: RunData, b: RunData, metrics: Sequence[str], stat_test: str = "student",
+                         alpha: float = 0.05, n_permutations: int = 1000) -> Comparison:
+    """Paired tests on per-question metric values, over the questions both runs scored."""
+    _check_test(stat_test)
+    common = sorted(set(a.per_question) & set(b.per_question))
+    if len(common) < 2:
+        raise ValueError(f"runs {a.name} and {b.name} share {len(common)} question(s); a paired test needs 2+")
+    rows = []
+    for metric in metrics:
+        for run in (a, b):
+            lacking = [q for q in common if metric not in run.per_question[q]]
+            if lacking:
+                raise ValueError(f"run {run.name} has no {metric} for question {lacking[0]}")
+        sa = np.array([a.per_question[q][metric] for q in common], dtype=np.float64)
+        sb = np.array([b.per_question[q][metric] for q in common], dtype=np.float64)
+        p = paired_p_value(sa, sb, stat_test, n_permutations)
+        rows.append(_row(metric, sa, sb, p, alpha, ROUTE_PER_QUESTION))
+    return Comparison(
+        a.name, b.name, stat_test, alpha, rows,
+        only_a=sorted(set(a.per_question) - set(b.per_question)),
+        only_b=sorted(set(b.per_question) - set(a.per_question)),
+    )
+
+
+def compare_trec(qrels, run_a, run_b, metrics: Sequence[str], stat_test: str = "student",
+                 alpha: float = 0.05, n_permutations: int = 1000) -> list[MetricComparison]:
+    """``ranx.compare`` of two ranx Runs judged by one ranx Qrels (fedlab metric names)."""
+    from ranx import Run, compare
+
+    _check_test(stat_test)
+    unknown = [m for m in metrics if m not in RANX_METRICS]
+    if unknown:
+        raise ValueError(f"ranx does not compute {', '.join(unknown)}; compare them per question")
+    # Fixed distinct names: both files may carry the same tag.
+    runs = [Run.from_dict(run.to_dict(), name=name) for run, name in ((run_a, "A"), (run_b, "B"))]
+    ranx_names = [RANX_METRICS[m] for m in metrics]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = compare(qrels, runs, ranx_names, stat_test=stat_test, max_p=alpha,
+                         n_permutations=n_permutations, make_comparable=True)
+    rows = []
+    for metric, ranx_name in zip(metrics, ranx_names):
+        sa = np.asarray([runs[0].scores[ranx_name][q] for q in sorted(runs[0].scores[ranx_name])])
+        sb = np.asarray([runs[1].scores[ranx_name][q] for q in sorted(runs[0].scores[ranx_name])])
+        p = _fix_p(report.comparisons[frozenset(["A", "B"])][ranx_name]["p_value"], sa, sb)
+        rows.append(_row(metric, sa, sb, p, alpha, ROUTE_RANX))
+    return rows
+
+
+def ranx_route(a: RunData, b: RunData) -> bool:
+    """True when both runs carry TREC files judged by identical qrels."""
+    return (a.run is not None and b.run is not None and a.qrels is not None and b.qrels is not None
+            and a.qrels.to_dict() == b.qrels.to_dict())
+
+
+def compare_runs(a: RunData, b: RunData, metrics: Sequence[str], stat_test: str = "student",
+                 alpha: float = 0.05, n_permutations: int = 1000) -> Comparison:
+    """Compare two runs metric by metric, by the route the module docstring describes."""
+    via_ranx = [m for m in metrics if m in RANX_METRICS] if ranx_route(a, b) else []
+    per_question = [m for m in metrics if m not in via_ranx]
+    rows = {}
+    if per_question:
+        for row in compare_per_question(a, b, per_question, stat_test, alpha, n_permutations).rows:
+            rows[row.metric] = row
+    if via_ranx:
+        for row in compare_trec(a.qrels, a.run, b.run, via_ranx, stat_test, alpha, n_permutations):
+            rows[row.metric] = row
+    common = set(a.per_question) & set(b.per_question)
+    return Comparison(
+        a.name, b.name, stat_test, alpha, [rows[m] for m in metrics],
+        only_a=sorted(set(a.per_question) - common), only_b=sorted(set(b.per_question) - common),
+    )

@@ -1,0 +1,138 @@
+"""BM25 (rank-bm25) over chunk texts, with the same filtered search signature as the vector indexes.
+
+Queries are strings. Each query is scored once over all documents (``get_scores``, numpy); the
+filter is a row mask over those scores. Only documents sharing at least one query term are
+returned: BM25Plus/BM25L give every document a positive score, which would otherwise pad the
+results with non-matches.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Sequence
+
+import numpy as np
+from rank_bm25 import BM25L, BM25Okapi, BM25Plus
+
+from fedlab.errors import FedlabError
+from fedlab.index.base import (
+    META_FILE, MANIFEST, FORMAT_VERSION, FilterableRows, Pairs, atomic_dir, dir_size, read_manifest, top_k,
+)
+from fedlab.index.tokens import Tokenizer
+from fedlab.io import write_json
+from fedlab.retrieval.types import MetadataFilter
+
+TOKENS_FILE = "tokens.json"
+VARIANTS = {"okapi": BM25Okapi, "plus": BM25Plus, "l": BM25L}
+
+
+@dataclass(kw_only=True)
+class BM25Index(FilterableRows):
+    variant: str = "okapi"  # okapi | plus | l
+    k1: float = 1.5
+    b: float = 0.75
+    epsilon: float = 0.25  # okapi: floor for negative IDF, as a fraction of the mean IDF
+    delta: float | None = None  # plus / l: rank-bm25's default (1.0 / 0.5) when None
+    lowercase: bool = True
+    stopwords: bool = True
+    stemming: bool = True
+
+    kind: ClassVar[str] = "bm25"
+    SEARCH_PARAMS: ClassVar[frozenset[str]] = frozenset()
+
+    n: int = field(default=0, init=False, repr=False)
+    _tokens: list[list[str]] = field(default_factory=list, init=False, repr=False)
+    _bm25: Any = field(default=None, init=False, repr=False)
+    _postings: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
+    _saved_dir: Path | None = field(default=None, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.variant not in VARIANTS:
+            raise FedlabError(f"bm25 variant={self.variant!r}: use one of {', '.join(VARIANTS)}")
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        return Tokenizer(lowercase=self.lowercase, stopwords=self.stopwords, stemming=self.stemming)
+
+    def build(self, texts: Sequence[str], meta: Sequence[dict]) -> None:
+        if len(texts) == 0:
+            raise FedlabError("cannot build BM25 over zero texts: chunk the corpus first")
+        self._set_meta(meta, len(texts))
+        tok = self.tokenizer
+        self._index_tokens([tok(t) for t in texts])
+        self._saved_dir = None
+
+    def _index_tokens(self, tokens: list[list[str]]) -> None:
+        self._tokens = tokens
+        self.n = len(tokens)
+        kwargs: dict[str, Any] = {"k1": self.k1, "b": self.b}
+        if self.variant == "okapi":
+            kwargs["epsilon"] = self.epsilon
+        elif self.delta is not None:
+            kwargs["delta"] = self.delta
+        self._bm25 = VARIANTS[self.variant](tokens, **kwargs)
+        postings: dict[str, list[int]] = {}
+        for row, toks in enumerate(tokens):
+            for t in set(toks):
+                postings.setdefault(t, []).append(row)
+        self._postings = {t: np.asarray(rows, dtype=np.int64) for t, rows in postings.items()}
+
+    def search(self, query: str, k: int, flt: MetadataFilter | None = None) -> Pairs:
+        if self._bm25 is None:
+            raise FedlabError("bm25 index is empty: build() or load() it before searching")
+        terms = self.tokenizer(query)
+        lists = [self._postings[t] for t in set(terms) if t in self._postings]
+        if k <= 0 or not lists:
+            return []
+        candidates = np.unique(np.concatenate(lists))
+        keep = self.mask(flt)
+        if keep is not None:
+            candidates = candidates[keep[candidates]]
+        if candidates.size == 0:
+            return []
+        scores = np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
+        return top_k(scores[candidates], k, candidates)
+
+    def search_many(self, queries: Sequence[str], k: int, flt: MetadataFilter | None = None) -> list[Pairs]:
+        return [self.search(q, k, flt) for q in queries]
+
+    def save(self, directory: str | os.PathLike) -> None:
+        if self._bm25 is None:
+            raise FedlabError("bm25 index is empty: build() it before saving")
+        with atomic_dir(directory) as tmp:
+            write_json(tmp / TOKENS_FILE, self._tokens)
+            write_json(tmp / META_FILE, self.meta)
+            write_json(tmp / MANIFEST, {"format": FORMAT_VERSION, "kind": self.kind, "params": self.params(),
+                                        "n": self.n, "fingerprint": self.fingerprint()})
+        self._saved_dir = Path(directory)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike, **search_params: Any) -> "BM25Index":
+        """Reload: the token lists are stored, the BM25 statistics are recomputed (fast)."""
+        manifest = read_manifest(directory)
+        if manifest["kind"] != cls.kind:
+            raise FedlabError(f"{directory} holds a {manifest['kind']} index, not bm25: use load_index")
+        if search_params:
+            raise FedlabError(f"bm25 has no search-time parameters to override ({sorted(search_params)})")
+        directory = Path(directory)
+        index = cls(**manifest["params"])
+        index._set_meta(json.loads((directory / META_FILE).read_text(encoding="utf-8")), manifest["n"])
+        index._index_tokens(json.loads((directory / TOKENS_FILE).read_text(encoding="utf-8")))
+        index._saved_dir = directory
+        return index
+
+    def params(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init}
+
+    def fingerprint(self, include_search: bool = True) -> str:
+        blob = json.dumps({"kind": self.kind, "params": self.params()}, sort_keys=True)
+        return hashlib.sha1(blob.encode()).hexdigest()[:12]
+
+    def size_bytes(self) -> int:
+        if self._saved_dir is not None:
+            return dir_size(self._saved_dir / TOKENS_FILE)
+        return len(json.dumps(self._tokens).encode())

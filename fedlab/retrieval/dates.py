@@ -1,0 +1,290 @@
+"""Deterministic date-hint parser: the date range (and its scope) a question asks about.
+
+Pipeline: find date *atoms* left to right (ISO days, "January 30-31, 2024", "Q3 2021",
+"first half of 2023", "mid-2021", "June 2022", bare months, bare years, "this/last year"),
+masking each match so later patterns cannot reuse its digits; give year-less atoms
+("the June meeting", "second half", "March and June 2022") the year of the nearest dated
+atom, preferring the one to the right; join atoms into ranges ("between A and B",
+"from A to B", "A through B", "2021-22") and open ranges ("since A", "after A", "before A");
+then cover everything that is left with one range.
+
+Precedence rules (the question is ambiguous, the rule is not):
+- a bare year that lent its year to a year-less atom is a context, not a target:
+  "in 2022, at the June meeting" -> June 2022.
+- explicit meeting references win over other loose mentions: "the minutes of the June 2022
+  meeting on the 2023 outlook" -> June 2022.
+Ranges are calendar ranges; the retriever widens the end by a day for two-day meetings that
+straddle a month end (meeting_date is the decision day, e.g. the January 31-February 1, 2023
+meeting is dated 2023-02-01).
+"""
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from fedlab.retrieval.types import DateHint
+
+MONTHS = {
+    "jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6,
+    "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12,
+}
+_MON = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+        r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![a-z])\.?")
+_FULL_MON = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+# A year: 1950-2069, not glued to other number characters, not an amount or a rate.
+_YEAR_CORE = (r"(?:19[5-9]\d|20[0-6]\d)(?![\w%]|[.,]\d|\s*(?:percent|per cent|pct|basis|bps?|"
+              r"billion|million|trillion|thousand|dollars)\b)")
+_YEAR = r"(?<![\w$.,/€£-])" + _YEAR_CORE  # standalone: not glued to a preceding number or sign
+_ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
+_PART = {"early": (1, 4), "beginning of": (1, 4), "start of": (1, 4), "mid": (5, 8), "middle of": (5, 8),
+         "late": (9, 12), "end of": (9, 12)}
+_MEETING_AFTER = re.compile(
+    r"^\s*,?\s*(?:fomc\s+|committee\s+|policy\s+|monetary\s+policy\s+)?"
+    r"(?:meeting|minutes|statement|decision|press\s+release|press\s+conference)", re.I)
+_MEETING_BEFORE = re.compile(
+    r"(?:meeting|minutes|statement|decision)s?\s+(?:held\s+|released\s+|issued\s+)?(?:in|of|from|on|at)"
+    r"\s+(?:the\s+)?$", re.I)
+_AND_GAP = re.compile(r"^\s*(?:and|&)\s+(?:the\s+)?$", re.I)
+_TO_GAP = re.compile(r"^\s*(?:to|through|thru|until|till|-|–|—)\s*(?:the\s+)?$", re.I)
+_BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?$", re.I)
+_SINCE = re.compile(r"\b(since|after|before|prior\s+to)\s+(?:the\s+)?$", re.I)
+_FROM = re.compile(r"\bfrom\s+(?:the\s+)?$", re.I)
+_ONWARD = re.compile(r"^\s*(?:on(?:ward)?s?|forward|and\s+(?:later|after))\b", re.I)
+
+
+@dataclass
+class _Atom:
+    start: int
+    end: int
+    lo: date | None = None
+    hi: date | None = None
+    kind: str = "year"  # day | month | part | year | range
+    meeting: bool = False
+    year: int | None = None  # None until a year-less atom borrows one
+    months: tuple[int, int] | None = None  # month span for year-less atoms, resolved with a year
+    lent: bool = False  # a bare year that gave its year to a year-less atom
+
+    def resolve(self, year: int) -> None:
+        self.year = year
+        m1, m2 = self.months
+        self.lo, self.hi = date(year, m1, 1), _month_end(year, m2)
+
+
+def _month_end(year: int, month: int) -> date:
+    return date(year, month, calendar.monthrange(year, month)[1])
+
+
+def _mon(word: str) -> int:
+    return MONTHS[word.lower().rstrip(".")[:3]]
+
+
+def _safe_date(y: int, m: int, d: int) -> date | None:
+    try:
+        return date(y, m, d)
+    except ValueError:
+        return None
+
+
+class _Scanner:
+    """Finds atoms in ``text``, blanking each match so its characters are not matched again."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.masked = text
+        self.atoms: list[_Atom] = []
+
+    def scan(self, pattern: str, make, flags=re.I) -> None:
+        for m in list(re.finditer(pattern, self.masked, flags)):
+            atom = make(m)
+            if atom is None:
+                continue
+            atom.start, atom.end = m.start(), m.end()
+            self.atoms.append(atom)
+            self.masked = self.masked[:m.start()] + " " * (m.end() - m.start()) + self.masked[m.end():]
+
+
+def _months_atom(m1: int, m2: int, year: str | None, kind: str = "part") -> _Atom:
+    a = _Atom(0, 0, kind=kind, months=(m1, m2))
+    if year:
+        a.resolve(int(year))
+    return a
+
+
+def _quarter(m) -> _Atom:
+    q = int(m["q"]) if m["q"] else _ORD[m["qw"].lower()]
+    return _months_atom(3 * q - 2, 3 * q, m["y"])
+
+
+def _half(m) -> _Atom:
+    h = int(m["h"]) if m["h"] else _ORD[m["hw"].lower()]
+    return _months_atom(1, 6, m["y"]) if h == 1 else _months_atom(7, 12, m["y"])
+
+
+def _part(m) -> _Atom:
+    word = re.sub(r"^the\s+", "", re.sub(r"\s+", " ", m["p"].lower()))
+    return _months_atom(*_PART[word], m["y"])
+
+
+def _iso(m) -> _Atom | None:
+    d = _safe_date(int(m["y"]), int(m["m"]), int(m["d"]))
+    return _Atom(0, 0, d, d, "day", year=d.year) if d else None
+
+
+def _days(m) -> _Atom | None:
+    y, m1 = int(m["y"]), _mon(m["m1"])
+    m2 = _mon(m["m2"]) if m["m2"] else m1
+    d1 = _safe_date(y, m1, int(m["d1"]))
+    d2 = _safe_date(y, m2, int(m["d2"])) if m["d2"] else d1
+    if d1 is None or d2 is None or d2 < d1:
+        return None
+    return _Atom(0, 0, d1, d2, "day", year=y)
+
+
+def _year_range(m) -> _Atom | None:
+    y1, tail = int(m["y1"]), m["y2"]
+    y2 = int(tail) if len(tail) == 4 else (y1 // 100) * 100 + int(tail)
+    if y2 <= y1:
+        return None
+    return _Atom(0, 0, date(y1, 1, 1), date(y2, 12, 31), "range", year=y1)
+
+
+def _year(m) -> _Atom:
+    y = int(m.group())
+    return _Atom(0, 0, date(y, 1, 1), date(y, 12, 31), "year", year=y)
+
+
+_Y = _YEAR
+_PATTERNS = [  # (regex, atom maker, flags); order matters: longer forms first
+    (r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b", _iso, re.I),
+    (rf"\b(?P<m1>{_MON})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:\s*(?:-|–|to|and)\s*(?:(?P<m2>{_MON})\s+)?"
+     rf"(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)?,?\s+(?P<y>{_Y})", _days, re.I),
+    (rf"(?P<y1>{_Y})\s*(?:-|–|—|/)\s*(?P<y2>(?:19|20)\d\d|\d\d)(?![\w%]|[.,]\d)", _year_range, re.I),
+    (rf"(?P<y>{_Y})\s*:?\s*q(?P<q>[1-4])(?P<qw>)\b", _quarter, re.I),
+    (rf"\b(?P<q>[1-4])q(?P<qw>)\s*(?P<y>{_Y})", _quarter, re.I),
+    (rf"\b(?:q(?P<q>[1-4])|(?P<qw>first|second|third|fourth|1st|2nd|3rd|4th)\s+quarter)"
+     rf"(?:\s*,?\s*(?:of\s+)?(?:the\s+year\s+)?(?P<y>{_Y}))?", _quarter, re.I),
+    (rf"(?P<y>{_Y})\s*h(?P<h>[12])(?P<hw>)\b", _half, re.I),
+    (rf"\b(?:h(?P<h>[12])|(?P<hw>first|second|1st|2nd)\s+half)"
+     rf"(?:\s*,?\s*(?:of\s+)?(?:the\s+year\s+)?(?P<y>{_Y}))?", _half, re.I),
+    (rf"\b(?P<p>early|mid|late|(?:the\s+)?(?:beginning|start|middle|end)\s+of)[-\s]+(?:the\s+year\s+)?"
+     rf"(?:in\s+)?(?P<y>{_YEAR_CORE})", _part, re.I),
+    (rf"\b(?P<m>{_MON})\s*,?\s*(?:of\s+)?(?P<y>{_Y})",
+     lambda m: _months_atom(_mon(m["m"]), _mon(m["m"]), m["y"], "month"), re.I),
+]
+
+
+def _atoms(text: str, today: date) -> list[_Atom]:
+    s = _Scanner(text)
+    for pattern, make, flags in _PATTERNS:
+        s.scan(pattern, make, flags)
+
+    def bare_month(m):
+        if m.group() == "May" and not text[:m.start()].strip():
+            return None  # "May the Committee ..." opening a question
+        return _months_atom(_mon(m.group()), _mon(m.group()), None, "month")
+
+    def relative(m):
+        y = today.year - (m["w"].lower() != "this")
+        return _Atom(0, 0, date(y, 1, 1), date(y, 12, 31), "year", year=y)
+
+    s.scan(rf"\b{_FULL_MON}\b", bare_month, 0)
+    s.scan(_Y, _year)
+    s.scan(r"\b(?P<w>this|last)\s+year\b", relative)
+    atoms = sorted(s.atoms, key=lambda a: a.start)
+    for a in atoms:
+        if a.kind == "day":
+            a.meeting = True
+        elif a.kind == "month":
+            a.meeting = bool(_MEETING_AFTER.match(text[a.end:]) or _MEETING_BEFORE.search(text[:a.start]))
+    return atoms
+
+
+def _lend_years(atoms: list[_Atom]) -> list[_Atom]:
+    """Year-less atoms take the year of the nearest dated atom (right first); else they are dropped."""
+    out = []
+    for i, a in enumerate(atoms):
+        if a.year is not None:
+            out.append(a)
+            continue
+        donor = next((b for b in atoms[i + 1:] if b.year is not None), None)
+        if donor is None:
+            donor = next((b for b in reversed(atoms[:i]) if b.year is not None), None)
+        if donor is None:
+            continue
+        a.resolve(donor.year)
+        if donor.kind == "year":
+            donor.lent = True
+        out.append(a)
+    return [a for a in out if not a.lent]
+
+
+@dataclass
+class _Segment:
+    lo: date | None
+    hi: date | None
+    start: int
+    end: int
+    atoms: list[_Atom]
+    open_range: bool = False
+
+
+def _segments(atoms: list[_Atom], text: str, today: date) -> list[_Segment]:
+    segs: list[_Segment] = []
+    i = 0
+    while i < len(atoms):
+        a = atoms[i]
+        before = text[:a.start]
+        nxt = atoms[i + 1] if i + 1 < len(atoms) else None
+        gap = text[a.end:nxt.start] if nxt else None
+        if nxt and (_TO_GAP.match(gap) or (_AND_GAP.match(gap) and _BETWEEN.search(before))):
+            lo, hi = min(a.lo, nxt.lo), max(a.hi, nxt.hi)
+            segs.append(_Segment(lo, hi, a.start, nxt.end, [a, nxt]))
+            i += 2
+            continue
+        since = _SINCE.search(before)
+        if since or (_FROM.search(before) and _ONWARD.match(text[a.end:])):
+            word = since.group(1).lower() if since else "from"
+            start = since.start() if since else a.start
+            if word in ("since", "from"):
+                segs.append(_Segment(a.lo, today, start, a.end, [a], open_range=True))
+            elif word == "after":
+                segs.append(_Segment(a.hi + timedelta(days=1), today, start, a.end, [a], open_range=True))
+            else:  # before / prior to
+                segs.append(_Segment(None, a.lo - timedelta(days=1), start, a.end, [a], open_range=True))
+        else:
+            segs.append(_Segment(a.lo, a.hi, a.start, a.end, [a]))
+        i += 1
+    return segs
+
+
+def parse_date_hint(question: str, today: date | None = None) -> DateHint | None:
+    """The date range ``question`` refers to, or None. ``today`` ends open ranges ("since 2023");
+    pass the corpus end date to bound them by the data instead of the clock."""
+    today = today or date.today()
+    atoms = _lend_years(_atoms(question, today))
+    if not atoms:
+        return None
+    segs = _segments(atoms, question, today)
+    meetings = [g for g in segs if not g.open_range and len(g.atoms) == 1 and g.atoms[0].meeting]
+    if meetings:
+        segs = meetings
+    lo = None if any(g.lo is None for g in segs) else min(g.lo for g in segs)
+    hi = max(g.hi for g in segs)
+    text = question[min(g.start for g in segs):max(g.end for g in segs)].strip()
+    return DateHint(lo.isoformat() if lo else None, hi.isoformat(), _scope(segs, lo, hi), text)
+
+
+def _scope(segs: list[_Segment], lo: date | None, hi: date) -> str:
+    if len(segs) == 1 and len(segs[0].atoms) == 1 and not segs[0].open_range:
+        atom = segs[0].atoms[0]
+        if atom.meeting:
+            return "meeting"
+        if atom.kind == "month":
+            return "month"
+    if lo is None or (hi - lo).days > 366:
+        return "multi_year"
+    if lo.month == 1 and lo.day == 1 and hi == date(lo.year, 12, 31):
+        return "year"
+    return "span"

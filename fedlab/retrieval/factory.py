@@ -1,0 +1,55 @@
+"""Build the query-side pipeline from config values plus runtime objects.
+
+conf/retriever/*.yaml target :func:`build_retriever` with ``_partial_: true``; the runtime
+objects are passed when the pipeline has built them:
+
+    from hydra.utils import instantiate
+    reranker = instantiate(cfg.reranker)            # NoReranker / CrossEncoderReranker / LateInteractionReranker
+    make = instantiate(cfg.retriever)               # functools.partial(build_retriever, kind=..., ...)
+    retriever = make(chunks=chunks, embedder=embedder, index=index, bm25=bm25, reranker=reranker)
+    result = retriever.search("What did the Fed say about inflation in January 2024?")
+    result.hits, result.hint, result.k_used, result.timings
+
+``chunks`` is the list whose positions are the index rows; ``embedder`` + ``index`` are needed
+for dense and hybrid, ``bm25`` for bm25 and hybrid.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from fedlab.chunking.chunk import Chunk
+from fedlab.errors import FedlabError
+from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
+from fedlab.retrieval.topk import DEFAULT_SCOPE_K
+from fedlab.retrieval.two_pass import DateAwareRetriever
+
+KINDS = ("dense", "bm25", "hybrid")
+
+
+def build_retriever(kind: str, *, chunks: Sequence[Chunk], embedder=None, index=None, bm25=None, reranker=None,
+                    top_k: int = 10, date_aware: bool = True, adaptive_top_k: Mapping | None = None,
+                    rrf_k: int = 60, weights: Mapping[str, float] | None = None, candidates: int = 50,
+                    corpus_end: str | None = None, end_grace_days: int = 1) -> DateAwareRetriever:
+    """adaptive_top_k: {enabled: bool, span: int, year: int, multi_year: int} (missing keys: defaults)."""
+    if kind not in KINDS:
+        raise FedlabError(f"unknown retriever kind {kind!r}: choose one of {', '.join(KINDS)}")
+    if kind in ("dense", "hybrid") and (embedder is None or index is None):
+        raise FedlabError(f"retriever {kind!r} needs an embedder and a vector index")
+    if kind in ("bm25", "hybrid") and bm25 is None:
+        raise FedlabError(f"retriever {kind!r} needs a BM25 index")
+    if kind == "dense":
+        base = DenseRetriever(embedder, index, chunks)
+    elif kind == "bm25":
+        base = BM25Retriever(bm25, chunks)
+    else:
+        base = HybridRetriever(DenseRetriever(embedder, index, chunks), BM25Retriever(bm25, chunks),
+                               rrf_k=rrf_k, weights=dict(weights or {}), candidates=candidates)
+    adaptive = dict(adaptive_top_k or {})
+    enabled = bool(adaptive.pop("enabled", True))
+    unknown = set(adaptive) - set(DEFAULT_SCOPE_K)
+    if unknown:
+        raise FedlabError(f"retriever.adaptive_top_k has unknown keys {sorted(unknown)}: "
+                          f"use enabled, {', '.join(DEFAULT_SCOPE_K)}")
+    return DateAwareRetriever(base, enabled=date_aware, reranker=reranker, top_k=top_k, adaptive=enabled,
+                              scope_k={k: int(v) for k, v in adaptive.items()}, corpus_end=corpus_end,
+                              end_grace_days=end_grace_days)

@@ -1,0 +1,134 @@
+"""First-stage retrievers: dense, BM25 and their reciprocal-rank-fused hybrid.
+
+Each answers ``search(query, k, flt=None, timings=None) -> list[Hit]``: at most k hits, ranks
+1-based, one hit per *returned passage* (doc_id + chunk.span). With the small_to_big chunker
+several child chunks share one parent passage; only the best-scoring child is kept, and the
+underlying index is asked for more rows until k distinct passages are found (or it runs out).
+``timings``, when given, accumulates ``embed_ms`` (query embedding time).
+"""
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from fedlab.chunking.chunk import Chunk
+from fedlab.retrieval.fusion import rrf
+from fedlab.retrieval.types import Hit, MetadataFilter
+
+Pairs = list[tuple[int, float]]
+
+
+def passage_key(chunk: Chunk) -> str:
+    start, end = chunk.span
+    return f"{chunk.doc_id}:{start}-{end}"
+
+
+def dedupe_passages(hits: Sequence[Hit]) -> list[Hit]:
+    """Keep the first (best) hit per returned passage; ranks renumbered from 1."""
+    seen: set[str] = set()
+    out = []
+    for h in hits:
+        key = passage_key(h.chunk)
+        if key not in seen:
+            seen.add(key)
+            out.append(Hit(h.chunk, h.score, len(out) + 1, dict(h.sources)))
+    return out
+
+
+class _RowRetriever:
+    """Shared part of dense and BM25: row ids -> deduplicated Hits, widening the fetch as needed."""
+
+    name = "rows"
+
+    def __init__(self, chunks: Sequence[Chunk]):
+        self.chunks = list(chunks)
+        passages = len({passage_key(c) for c in self.chunks}) or 1
+        self._fanout = max(1, math.ceil(len(self.chunks) / passages))  # chunks per passage
+
+    def _collect(self, fetch: Callable[[int], Pairs], k: int) -> list[Hit]:
+        if k <= 0 or not self.chunks:
+            return []
+        n = min(len(self.chunks), k * self._fanout)
+        while True:
+            pairs = fetch(n)
+            hits = dedupe_passages(
+                [Hit(self.chunks[row], float(score), 0, {self.name: float(score)}) for row, score in pairs])
+            if len(hits) >= k or len(pairs) < n or n >= len(self.chunks):
+                return hits[:k]
+            n = min(len(self.chunks), n * 2)
+
+
+class DenseRetriever(_RowRetriever):
+    """Bi-encoder search: ``embedder.embed_query`` then ``index.search`` (rows = positions in chunks)."""
+
+    name = "dense"
+
+    def __init__(self, embedder, index, chunks: Sequence[Chunk]):
+        super().__init__(chunks)
+        self.embedder = embedder
+        self.index = index
+        self._last: tuple[str, np.ndarray] | None = None  # two-pass search embeds the query once
+
+    def embed(self, query: str, timings: dict[str, float] | None = None) -> np.ndarray:
+        if self._last is None or self._last[0] != query:
+            t0 = time.perf_counter()
+            self._last = (query, self.embedder.embed_query(query))
+            if timings is not None:
+                timings["embed_ms"] = timings.get("embed_ms", 0.0) + (time.perf_counter() - t0) * 1000
+        return self._last[1]
+
+    def search(self, query: str, k: int, flt: MetadataFilter | None = None,
+               timings: dict[str, float] | None = None) -> list[Hit]:
+        vec = self.embed(query, timings)
+        return self._collect(lambda n: self.index.search(vec, n, flt), k)
+
+
+class BM25Retriever(_RowRetriever):
+    """Lexical search over a fedlab BM25 index (``search(text, k, flt)``, rows = positions in chunks)."""
+
+    name = "bm25"
+
+    def __init__(self, bm25, chunks: Sequence[Chunk]):
+        super().__init__(chunks)
+        self.bm25 = bm25
+
+    def search(self, query: str, k: int, flt: MetadataFilter | None = None,
+               timings: dict[str, float] | None = None) -> list[Hit]:
+        return self._collect(lambda n: self.bm25.search(query, n, flt), k)
+
+
+class HybridRetriever:
+    """Dense + BM25 fused by reciprocal rank over passages.
+
+    Each side returns ``max(candidates, k)`` passages; the fused score is the hit's score and
+    ``sources`` holds each side's own score (absent when that side did not return it) and ``rrf``.
+    """
+
+    name = "hybrid"
+
+    def __init__(self, dense, bm25, rrf_k: int = 60, weights: Mapping[str, float] | None = None,
+                 candidates: int = 50):
+        self.dense = dense
+        self.bm25 = bm25
+        self.rrf_k = int(rrf_k)
+        self.weights = dict(weights or {})
+        self.candidates = int(candidates)
+
+    def search(self, query: str, k: int, flt: MetadataFilter | None = None,
+               timings: dict[str, float] | None = None) -> list[Hit]:
+        n = max(self.candidates, k)
+        sides = {"dense": self.dense.search(query, n, flt, timings), "bm25": self.bm25.search(query, n, flt, timings)}
+        by_key: dict[str, Hit] = {}
+        sources: dict[str, dict[str, float]] = {}
+        for name, hits in sides.items():
+            for h in hits:
+                key = passage_key(h.chunk)
+                by_key.setdefault(key, h)
+                sources.setdefault(key, {})[name] = h.score
+        fused = rrf({name: [passage_key(h.chunk) for h in hits] for name, hits in sides.items()},
+                    k=self.rrf_k, weights=self.weights)
+        return [Hit(by_key[key].chunk, score, rank, {**sources[key], "rrf": score})
+                for rank, (key, score) in enumerate(fused[:k], start=1)]

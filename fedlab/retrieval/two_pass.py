@@ -1,0 +1,87 @@
+"""Date-aware two-pass retrieval (FedQuery's design), adaptive top_k and reranking.
+
+FOMC statements reuse near-identical language from meeting to meeting, so "inflation in
+January 2024" retrieves well-matching passages from the wrong meetings. With a date hint:
+pass 1 searches only inside the hinted range, pass 2 searches everything (skipped when pass 1
+already filled the list); in-range passages come first, duplicates are dropped, the list is
+capped. A reranker, when set, reorders the over-fetched candidates but keeps in-range
+passages ahead of out-of-range ones.
+"""
+from __future__ import annotations
+
+import time
+from datetime import date, timedelta
+
+from fedlab.retrieval.dates import parse_date_hint
+from fedlab.retrieval.retrievers import dedupe_passages
+from fedlab.retrieval.topk import adaptive_top_k
+from fedlab.retrieval.types import DateHint, Hit, MetadataFilter, RetrievalResult
+
+
+def hint_filter(hint: DateHint, flt: MetadataFilter | None = None, end_grace_days: int = 0) -> MetadataFilter:
+    """``flt`` narrowed to the hint's range, its end widened by ``end_grace_days``."""
+    flt = flt or MetadataFilter()
+    hint_to = hint.date_to
+    if hint_to is not None and end_grace_days:
+        hint_to = (date.fromisoformat(hint_to) + timedelta(days=end_grace_days)).isoformat()
+    lows = [d for d in (flt.date_from, hint.date_from) if d is not None]
+    highs = [d for d in (flt.date_to, hint_to) if d is not None]
+    return MetadataFilter(max(lows) if lows else None, min(highs) if highs else None, flt.doc_types)
+
+
+class DateAwareRetriever:
+    """The query-side pipeline around a first-stage retriever (dense, BM25 or hybrid).
+
+    enabled: parse date hints from the query and run two passes; False = one unfiltered pass,
+      base k, and supplied hints are ignored (a clean ablation).
+    reranker: an object with ``overfetch`` and ``rerank(query, hits, k)``; None = no reranking.
+    top_k: k when ``search`` is not given one. adaptive: widen k by the hint's scope (scope_k).
+    corpus_end: ISO date that ends open ranges ("since 2023"); None = today.
+    end_grace_days: a two-day meeting that starts on a month's last day is dated by its decision
+      day, the 1st of the next month (2023-02-01 for "January 2023"); 1 day covers it.
+    """
+
+    def __init__(self, base, enabled: bool = True, reranker=None, top_k: int = 10, adaptive: bool = True,
+                 scope_k: dict[str, int] | None = None, corpus_end: str | None = None, end_grace_days: int = 1):
+        self.base = base
+        self.enabled = bool(enabled)
+        self.reranker = reranker
+        self.top_k = int(top_k)
+        self.adaptive = bool(adaptive)
+        self.scope_k = dict(scope_k or {})
+        self.corpus_end = date.fromisoformat(corpus_end) if corpus_end else None
+        self.end_grace_days = int(end_grace_days)
+
+    def hint_for(self, query: str) -> DateHint | None:
+        return parse_date_hint(query, today=self.corpus_end) if self.enabled else None
+
+    def search(self, query: str, k: int | None = None, flt: MetadataFilter | None = None,
+               hint: DateHint | None = None) -> RetrievalResult:
+        """Retrieve for ``query``; ``hint`` (from an agent) replaces the parsed one."""
+        t0 = time.perf_counter()
+        timings: dict[str, float] = {"embed_ms": 0.0}
+        base_k = self.top_k if k is None else int(k)
+        used = (hint if hint is not None else self.hint_for(query)) if self.enabled else None
+        k_used = adaptive_top_k(used, base_k, self.scope_k) if self.adaptive else base_k
+        n = k_used * max(1, int(getattr(self.reranker, "overfetch", 1)))
+
+        t_search = time.perf_counter()
+        in_range = None
+        if used is None:
+            hits = self.base.search(query, n, flt, timings)
+        else:
+            in_range = hint_filter(used, flt, self.end_grace_days)
+            hits = self.base.search(query, n, in_range, timings)
+            if len(hits) < n:
+                hits = dedupe_passages(hits + self.base.search(query, n, flt, timings))[:n]
+        timings["search_ms"] = (time.perf_counter() - t_search) * 1000 - timings["embed_ms"]
+
+        t_rerank = time.perf_counter()
+        if self.reranker is not None and hits:
+            hits = self.reranker.rerank(query, hits, len(hits))
+        if in_range is not None:  # stable: in-range passages first, each group in its own order
+            hits = sorted(hits, key=lambda h: not in_range.matches(h.chunk.meeting_date, h.chunk.doc_type))
+        hits = [Hit(h.chunk, h.score, rank, h.sources) for rank, h in enumerate(hits[:k_used], start=1)]
+        timings["rerank_ms"] = (time.perf_counter() - t_rerank) * 1000
+        timings["total_ms"] = (time.perf_counter() - t0) * 1000
+        return RetrievalResult(hits, used, k_used, timings)

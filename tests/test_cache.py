@@ -1,0 +1,91 @@
+"""The content-addressed cache: reuse, damage detection, and concurrent builders."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+
+from fedlab.cache import ArtifactCache, content_key
+
+
+def _write(tmp: Path, payload: str) -> None:
+    (tmp / "data.txt").write_text(payload)
+
+
+def test_hit_after_miss_and_keys_are_stable(tmp_path):
+    cache = ArtifactCache(tmp_path)
+    calls = []
+    key = content_key("chunks", {"size": 256, "overlap": 32})
+    assert key == content_key("chunks", {"overlap": 32, "size": 256})
+    assert key != content_key("chunks", {"size": 256, "overlap": 33})
+    d1 = cache.get_or_build("chunks", key, lambda tmp: (calls.append(1), _write(tmp, "x")))
+    d2 = cache.get_or_build("chunks", key, lambda tmp: (calls.append(1), _write(tmp, "y")))
+    assert d1 == d2 and (d2 / "data.txt").read_text() == "x"
+    assert len(calls) == 1
+    assert cache.stats["chunks.miss"] == 1 and cache.stats["chunks.hit"] == 1
+
+
+def test_damaged_artifact_is_rebuilt(tmp_path):
+    cache = ArtifactCache(tmp_path)
+    d = cache.get_or_build("emb", "k", lambda tmp: _write(tmp, "good"))
+    (d / "data.txt").write_text("bad!")
+    d = cache.get_or_build("emb", "k", lambda tmp: _write(tmp, "good"))
+    assert (d / "data.txt").read_text() == "good"
+    assert cache.stats["emb.damaged"] == 1
+
+
+def test_failed_build_leaves_nothing_behind(tmp_path):
+    cache = ArtifactCache(tmp_path)
+
+    def boom(tmp):
+        _write(tmp, "partial")
+        raise RuntimeError("killed mid-build")
+
+    try:
+        cache.get_or_build("idx", "k", boom)
+    except RuntimeError:
+        pass
+    assert not (tmp_path / "idx" / "k").exists()
+    assert [p.name for p in (tmp_path / "idx").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_two_processes_build_once(tmp_path):
+    script = textwrap.dedent(
+        f"""
+        import sys, time
+        from pathlib import Path
+        from fedlab.cache import ArtifactCache
+        log = Path({str(tmp_path / "builds.log")!r})
+        def build(tmp):
+            with open(log, "a") as fh:
+                fh.write(sys.argv[1] + "\\n")
+            time.sleep(1.0)
+            (tmp / "v.txt").write_text("built by " + sys.argv[1])
+        d = ArtifactCache({str(tmp_path / "cache")!r}).get_or_build("emb", "same-key", build)
+        print((d / "v.txt").read_text())
+        """
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(i)], stdout=subprocess.PIPE, text=True) for i in range(2)]
+    outs = [p.communicate(timeout=60)[0].strip() for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert len((tmp_path / "builds.log").read_text().split()) == 1
+    assert outs[0] == outs[1]
+
+
+def test_query_vectors_cached_per_text_and_embedder(tmp_path):
+    cache = ArtifactCache(tmp_path)
+    seen = []
+
+    def embed(text):
+        seen.append(text)
+        return np.arange(4, dtype=np.float32) + len(text)
+
+    a = cache.query_vector("fp1", "rates in 2022?", embed)
+    b = cache.query_vector("fp1", "rates in 2022?", embed)
+    c = cache.query_vector("fp2", "rates in 2022?", embed)
+    assert np.array_equal(a, b) and np.array_equal(a, c)
+    assert seen == ["rates in 2022?", "rates in 2022?"]
+    assert cache.stats["query_embeddings.hit"] == 1

@@ -1,0 +1,122 @@
+"""Date-hint parsing: ranges, scopes, precedence rules, and no dates read from amounts."""
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from fedlab.retrieval.dates import parse_date_hint
+from fedlab.retrieval.topk import adaptive_top_k
+from fedlab.retrieval.types import DateHint
+
+TODAY = date(2026, 7, 1)
+
+CASES = [
+    # months and meetings
+    ("What did the Fed say about inflation in January 2024?", "2024-01-01", "2024-01-31", "month"),
+    ("What changed at the June 2022 meeting?", "2022-06-01", "2022-06-30", "meeting"),
+    ("Summarize the June 2022 FOMC minutes", "2022-06-01", "2022-06-30", "meeting"),
+    ("What did the minutes from June 2022 say about the balance sheet?", "2022-06-01", "2022-06-30", "meeting"),
+    ("Outlook in December 2024", "2024-12-01", "2024-12-31", "month"),
+    ("Outlook in Dec. 2024", "2024-12-01", "2024-12-31", "month"),
+    ("rates in Sept 2020", "2020-09-01", "2020-09-30", "month"),
+    ("What happened in March of 2021?", "2021-03-01", "2021-03-31", "month"),
+    ("the January 30-31, 2024 meeting", "2024-01-30", "2024-01-31", "meeting"),
+    ("the April 30-May 1, 2024 meeting", "2024-04-30", "2024-05-01", "meeting"),
+    ("What did the statement of March 15, 2020 say?", "2020-03-15", "2020-03-15", "meeting"),
+    ("the 2024-01-31 statement", "2024-01-31", "2024-01-31", "meeting"),
+    # years
+    ("How did the Fed describe inflation in 2022?", "2022-01-01", "2022-12-31", "year"),
+    ("Was inflation transitory in 2021?", "2021-01-01", "2021-12-31", "year"),
+    ("What has the Committee said this year?", "2026-01-01", "2026-12-31", "year"),
+    ("What did the Fed do last year?", "2025-01-01", "2025-12-31", "year"),
+    # spans within a year
+    ("first half of 2023", "2023-01-01", "2023-06-30", "span"),
+    ("the second half of 2023", "2023-07-01", "2023-12-31", "span"),
+    ("H2 2023", "2023-07-01", "2023-12-31", "span"),
+    ("Q3 2021", "2021-07-01", "2021-09-30", "span"),
+    ("third quarter of 2021", "2021-07-01", "2021-09-30", "span"),
+    ("GDP in 2021:Q3", "2021-07-01", "2021-09-30", "span"),
+    ("1Q 2020 developments", "2020-01-01", "2020-03-31", "span"),
+    ("late 2022", "2022-09-01", "2022-12-31", "span"),
+    ("early 2023", "2023-01-01", "2023-04-30", "span"),
+    ("mid-2021", "2021-05-01", "2021-08-31", "span"),
+    ("by the end of 2022", "2022-09-01", "2022-12-31", "span"),
+    ("in March and June 2022", "2022-03-01", "2022-06-30", "span"),
+    ("In June, July and September of 2022, how did rates change?", "2022-06-01", "2022-09-30", "span"),
+    ("Nov 2019 to Feb 2020", "2019-11-01", "2020-02-29", "span"),
+    # multi-year and open ranges
+    ("between March 2020 and June 2021", "2020-03-01", "2021-06-30", "multi_year"),
+    ("from 2021 to 2022", "2021-01-01", "2022-12-31", "multi_year"),
+    ("over 2021–2022", "2021-01-01", "2022-12-31", "multi_year"),
+    ("the 2019-20 easing cycle", "2019-01-01", "2020-12-31", "multi_year"),
+    ("since 2023", "2023-01-01", "2026-07-01", "multi_year"),
+    ("after 2022", "2023-01-01", "2026-07-01", "multi_year"),
+    ("from 2021 onward", "2021-01-01", "2026-07-01", "multi_year"),
+    ("prior to March 2020", None, "2020-02-29", "multi_year"),
+    # precedence: a year that gives its year to a year-less atom is context, meetings win
+    ("How did inflation evolve in 2022, especially in the second half?", "2022-07-01", "2022-12-31", "span"),
+    ("In 2022, what did the minutes of the June meeting say?", "2022-06-01", "2022-06-30", "meeting"),
+    ("the minutes of the June 2022 meeting on the 2023 outlook", "2022-06-01", "2022-06-30", "meeting"),
+    ("What did the Fed project for 2025 at its December 2024 meeting?", "2024-12-01", "2024-12-31", "meeting"),
+]
+
+
+@pytest.mark.parametrize("question,lo,hi,scope", CASES)
+def test_parses_range_and_scope(question, lo, hi, scope):
+    hint = parse_date_hint(question, today=TODAY)
+    assert hint is not None, question
+    assert (hint.date_from, hint.date_to, hint.scope) == (lo, hi, scope)
+
+
+NEGATIVES = [
+    "Is the 2 percent objective credible?",
+    "Why did the Committee set the target range at 5-1/4 to 5-1/2 percent?",
+    "The Fed was reducing holdings by $60 billion per month.",
+    "Inflation ran at 2.5% last spring.",
+    "rates of 5.25%–5.50%",
+    "The balance sheet fell by $2,000 billion.",
+    "Why did the Fed hike 75 basis points?",
+    "What about 2000 basis points?",
+    "What moved the 10-year Treasury yield?",
+    "How did markets view the 2020s outlook?",
+    "What did the Fed say in the second half?",  # no year anywhere to anchor it
+    "Will the Fed cut in June?",
+    "May the Committee raise rates again?",
+    "The Committee may raise rates further.",
+    "What is the longer-run neutral rate?",
+]
+
+
+@pytest.mark.parametrize("question", NEGATIVES)
+def test_no_false_positives(question):
+    assert parse_date_hint(question, today=TODAY) is None
+
+
+def test_open_range_ends_at_today_or_corpus_end():
+    assert parse_date_hint("since March 2022", today=date(2025, 12, 31)).date_to == "2025-12-31"
+    assert parse_date_hint("since 2023").date_to == date.today().isoformat()
+
+
+def test_hint_text_names_the_words_used():
+    assert parse_date_hint("How have views shifted since 2023?", today=TODAY).text == "since 2023"
+    assert parse_date_hint("Tell me about Q3 2021 please", today=TODAY).text == "Q3 2021"
+
+
+def test_adaptive_top_k_by_scope():
+    def hint(scope):
+        return DateHint("2022-01-01", "2022-12-31", scope)
+
+    assert adaptive_top_k(None, 10) == 10
+    assert adaptive_top_k(hint("meeting"), 10) == 10
+    assert adaptive_top_k(hint("month"), 7) == 7
+    assert adaptive_top_k(hint("span"), 10) == 20
+    assert adaptive_top_k(hint("year"), 10) == 30
+    assert adaptive_top_k(hint("multi_year"), 10) == 50
+    assert adaptive_top_k(hint("year"), 40) == 40  # never narrower than the caller's k
+    assert adaptive_top_k(hint("year"), 10, {"year": 24}) == 24
+
+
+def test_hint_scope_is_validated():
+    with pytest.raises(ValueError):
+        DateHint("2022-01-01", "2022-12-31", "decade")
