@@ -25,6 +25,7 @@ CASES = [
     ("the April 30-May 1, 2024 meeting", "2024-04-30", "2024-05-01", "meeting"),
     ("What did the statement of March 15, 2020 say?", "2020-03-15", "2020-03-15", "meeting"),
     ("the 2024-01-31 statement", "2024-01-31", "2024-01-31", "meeting"),
+    ("What rate did the directive effective October 15, 2019 specify?", "2019-10-10", "2019-10-15", "meeting"),
     # years
     ("How did the Fed describe inflation in 2022?", "2022-01-01", "2022-12-31", "year"),
     ("Was inflation transitory in 2021?", "2021-01-01", "2021-12-31", "year"),
@@ -48,17 +49,36 @@ CASES = [
     # multi-year and open ranges
     ("between March 2020 and June 2021", "2020-03-01", "2021-06-30", "multi_year"),
     ("from 2021 to 2022", "2021-01-01", "2022-12-31", "multi_year"),
+    ("the primary credit rate from the March 2020 cut through the end of 2021", "2020-03-01", "2021-12-31",
+     "multi_year"),
     ("over 2021–2022", "2021-01-01", "2022-12-31", "multi_year"),
     ("the 2019-20 easing cycle", "2019-01-01", "2020-12-31", "multi_year"),
     ("since 2023", "2023-01-01", "2026-07-01", "multi_year"),
     ("after 2022", "2023-01-01", "2026-07-01", "multi_year"),
     ("from 2021 onward", "2021-01-01", "2026-07-01", "multi_year"),
-    ("prior to March 2020", None, "2020-02-29", "multi_year"),
+    ("prior to 2020", None, "2019-12-31", "multi_year"),
+    ("Between the pandemic cut and the end of 2021, did the FOMC move the range?", None, "2021-12-31", "multi_year"),
     # precedence: a year that gives its year to a year-less atom is context, meetings win
     ("How did inflation evolve in 2022, especially in the second half?", "2022-07-01", "2022-12-31", "span"),
     ("In 2022, what did the minutes of the June meeting say?", "2022-06-01", "2022-06-30", "meeting"),
     ("the minutes of the June 2022 meeting on the 2023 outlook", "2022-06-01", "2022-06-30", "meeting"),
     ("What did the Fed project for 2025 at its December 2024 meeting?", "2024-12-01", "2024-12-31", "meeting"),
+    ("Did any participant expect rate cuts in 2023, according to the December 2022 minutes?", "2022-12-01",
+     "2022-12-31", "meeting"),
+    ("the median rate for the end of 2024 in the December 2023 dot plot", "2023-12-01", "2023-12-31", "meeting"),
+    ("the staff forecast for the second quarter of 2020 at the April 2020 meeting", "2020-04-01", "2020-04-30",
+     "meeting"),
+    # several meetings: all kept, covered by one range
+    ("Compare the rate increases at the November 2022 and December 2022 meetings.", "2022-11-01", "2022-12-31",
+     "span"),
+    ("How did the June 2020 statement differ from April 2020?", "2020-04-01", "2020-06-30", "span"),
+    ("between the May and June 2019 statements", "2019-05-01", "2019-06-30", "span"),
+    # after/before a month or a day: that meeting; after/before a year: an open range
+    ("What was the target range after the October 2019 FOMC meeting?", "2019-10-01", "2019-10-31", "meeting"),
+    ("After the July 2019 rate cut, what was the new IOER rate?", "2019-07-01", "2019-07-31", "meeting"),
+    ("How did markets react before the January 2020 meeting?", "2020-01-01", "2020-01-31", "meeting"),
+    ("After the mid-September 2019 money market strains, what did participants agree?", "2019-09-01", "2019-09-30",
+     "month"),
 ]
 
 

@@ -89,7 +89,9 @@ def test_recall_unfiltered(kind, data):
     for r, hits in enumerate(got[:5]):
         for i, s in hits:
             assert s == pytest.approx(float(q[r] @ x[i]), abs=1e-4)
-    assert index.search(q[0], K) == got[0]
+    single = index.search(q[0], K)  # a batch may round differently (matrix vs vector product)
+    assert [i for i, _ in single] == [i for i, _ in got[0]]
+    assert np.allclose([s for _, s in single], [s for _, s in got[0]], atol=1e-5)
 
 
 @pytest.mark.parametrize("mode", ["native", "post"])

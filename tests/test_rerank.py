@@ -114,6 +114,14 @@ def test_cross_encoder_missing_offline_fails_fast(monkeypatch):
         CrossEncoderReranker(model="/nonexistent/cross-encoder")
 
 
+def test_cross_encoder_unfetchable_name_is_one_line_error(monkeypatch):
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    with pytest.raises(FedlabError) as err:  # the hub is unreachable here (and refused by the test guard)
+        CrossEncoderReranker(model="cross-encoder/ms-marco-MiniLM-L-6-v2")
+    assert "\n" not in str(err.value) and "could not be fetched" in str(err.value)
+
+
 # ---------------------------------------------------------------- late interaction
 @pytest.fixture(scope="module")
 def late():

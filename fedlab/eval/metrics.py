@@ -15,7 +15,7 @@ Each question weighs the same (macro average). A question that no chunk of the i
 cover scores 0 everywhere; ``RetrievalEvaluation.unreachable`` names those questions.
 
 ranx orders a run by score, breaking ties arbitrarily; it is given rank-derived scores so
-that it judges exactly the order the pipeline returned, ties included.
+that it judges exactly the order the pipeline returned, ties included (see ``to_ranx``).
 
 MLflow refuses ``@`` in metric names: log ``mlflow_name(name)`` (``recall@5`` ->
 ``recall_at_5``) and read back with ``metric_from_mlflow_name``.
@@ -117,24 +117,46 @@ def first_relevant_rank(covered: Sequence[frozenset[int]]) -> int | None:
     return next((i for i, items in enumerate(covered, start=1) if items), None)
 
 
+def to_ranx(qrels: Mapping[str, Mapping[str, int]], *runs: Mapping[str, Sequence[str]], names: Sequence[str] = ()):
+    """ranx ``Qrels`` and ``Run`` objects for qrels {qid: {id: grade}} and ranked runs {qid: [id, ...]}.
+
+    Ids are re-encoded to one fixed width, shared by the qrels and all runs: numba compiles
+    ranx's kernels for each distinct id string width (10-25 s each, measured), whereas one
+    width compiles once and then loads from numba's on-disk cache. Runs get scores n, n-1,
+    ..., 1 so that ranx keeps the given order, ties included. Queries without a relevant id
+    are left out (ranx cannot hold them); empty ranked lists too.
+    """
+    from ranx import Qrels, Run
+
+    codes: dict[str, str] = {}
+
+    def code(cid: str) -> str:
+        return codes.setdefault(cid, f"{len(codes):012d}")
+
+    judged = {q: {code(c): int(g) for c, g in rels.items() if g > 0} for q, rels in qrels.items()}
+    judged = {q: rels for q, rels in judged.items() if rels}
+    ranx_runs = []
+    for i, run in enumerate(runs):
+        ranked = {q: {code(c): float(len(ids) - j) for j, c in enumerate(ids)} for q, ids in run.items()
+                  if q in judged and ids}
+        ranx_runs.append(Run(ranked, name=names[i] if i < len(names) else None) if ranked else None)
+    return (Qrels(judged) if judged else None), ranx_runs
+
+
 def ranx_scores(
     qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Sequence[str]], metrics: Sequence[str]
 ) -> dict[str, dict[str, float]]:
-    """{qid: {ranx metric: value}} for questions with at least one relevant chunk.
+    """{qid: {ranx metric: value}} for the questions with at least one relevant id (else 0)."""
+    from ranx import evaluate
 
-    ``run`` holds ranked ids; ranx gets scores n, n-1, ..., 1 so it keeps that order.
-    """
-    from ranx import Qrels, Run, evaluate
-
-    judged = {q: dict(rels) for q, rels in qrels.items() if rels}
-    ranked = {q: {cid: float(len(ids) - i) for i, cid in enumerate(ids)} for q, ids in run.items() if q in judged and ids}
-    out: dict[str, dict[str, float]] = {q: {m: 0.0 for m in metrics} for q in judged}
-    if not judged or not ranked:
+    out: dict[str, dict[str, float]] = {q: {m: 0.0 for m in metrics} for q, rels in qrels.items()
+                                        if any(g > 0 for g in rels.values())}
+    ranx_qrels, (ranx_run,) = to_ranx(qrels, run)
+    if ranx_qrels is None or ranx_run is None:
         return out
-    ranx_run = Run(ranked)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # numba's uint64->int64 cast notice on hashed ids
-        evaluate(Qrels(judged), ranx_run, list(metrics), return_mean=False, make_comparable=True)
+        evaluate(ranx_qrels, ranx_run, list(metrics), return_mean=False, make_comparable=True)
     for m in metrics:
         for q, value in ranx_run.scores[m].items():
             out[q][m] = float(value)

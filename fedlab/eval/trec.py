@@ -5,6 +5,10 @@ qrels: ``qid 0 chunk_id rel``; run: ``qid Q0 chunk_id rank score tag``.
 Qrels are per configuration because the relevant ids are chunk ids, which depend on the
 chunker. Ids are the judged ids of ``fedlab.eval.metrics`` (canonical passage ids).
 
+Reading parses the files directly into dicts; ``fedlab.eval.metrics.to_ranx`` turns them
+into ranx objects. (ranx's own ``from_file`` builds numba arrays typed by the ids' string
+width and compiles for each new width, 10-25 s each; ``to_ranx`` re-encodes ids to one width.)
+
 The score column is rank-derived (n, n-1, ..., 1 for a list of n): trec_eval and ranx order
 a run by score, not by the rank column, and break ties arbitrarily, so the pipeline's own
 scores (ties in BM25, incomparable scales after fusion) could reorder the list on reload.
@@ -53,24 +57,49 @@ def write_run(path: str | Path, run: Mapping[str, Sequence[str]], tag: str) -> N
     write_text(path, format_run(run, tag))
 
 
-def _nonempty(path: str | Path, what: str) -> str:
+def _lines(path: str | Path, what: str, fields: int) -> list[list[str]]:
     p = Path(path)
     if not p.is_file():
         raise FedlabError(f"no TREC {what} file at {p}")
-    if not p.read_text(encoding="utf-8").strip():
+    rows = []
+    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != fields:
+            raise FedlabError(f"{p}:{n}: a TREC {what} line has {fields} fields, got {len(parts)}")
+        rows.append(parts)
+    if not rows:
         raise FedlabError(f"TREC {what} file {p} is empty: nothing to evaluate")
-    return str(p)
+    return rows
 
 
-def read_qrels(path: str | Path):
-    """A ``ranx.Qrels`` from a TREC qrels file."""
-    from ranx import Qrels
+def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
+    """{qid: {chunk id: rel}} from a TREC qrels file."""
+    qrels: dict[str, dict[str, int]] = {}
+    try:
+        for qid, _, cid, rel in _lines(path, "qrels", 4):
+            qrels.setdefault(qid, {})[cid] = int(rel)
+    except ValueError as exc:
+        raise FedlabError(f"{path}: bad relevance value ({exc})") from None
+    return qrels
 
-    return Qrels.from_file(_nonempty(path, "qrels"), kind="trec")
+
+def read_run(path: str | Path) -> dict[str, list[str]]:
+    """{qid: [chunk id, ...]} from a TREC run file, best first.
+
+    Ordered as trec_eval and ranx read a run, by score (descending); the rank column breaks
+    ties. Files from ``write_run`` come back in exactly the order written.
+    """
+    rows: dict[str, list[tuple[float, int, str]]] = {}
+    try:
+        for qid, _, cid, rank, score, _tag in _lines(path, "run", 6):
+            rows.setdefault(qid, []).append((-float(score), int(rank), cid))
+    except ValueError as exc:
+        raise FedlabError(f"{path}: bad rank or score ({exc})") from None
+    return {qid: [cid for _, _, cid in sorted(items)] for qid, items in rows.items()}
 
 
-def read_run(path: str | Path, name: str | None = None):
-    """A ``ranx.Run`` from a TREC run file; named ``name`` or else by the file's tag."""
-    from ranx import Run
-
-    return Run.from_file(_nonempty(path, "run"), kind="trec", name=name)
+def run_tag(path: str | Path) -> str:
+    """The tag (last column) of a run file's first line."""
+    return _lines(path, "run", 6)[0][5]

@@ -22,14 +22,12 @@ class ExactIndex(VectorIndex):
     def _build(self, vectors: np.ndarray) -> None:
         self._vectors = vectors.copy()
 
-    # One matrix-vector product per query (not one matrix product per batch) so that search and
-    # search_many return bit-identical scores.
     def _search_all(self, queries: np.ndarray, k: int) -> list[Pairs]:
-        return [top_k(self._vectors @ q, k) for q in queries]
+        return [top_k(row, k) for row in queries @ self._vectors.T]
 
     def _search_native(self, queries, k, keep, allowed, flt) -> list[Pairs]:
         sub = self._vectors[allowed]  # score only the allowed rows: filtered exact search stays exact
-        return [top_k(sub @ q, k, allowed) for q in queries]
+        return [top_k(row, k, allowed) for row in queries @ sub.T]
 
     def _write(self, directory: Path) -> None:
         with atomic_path(directory / VECTORS) as tmp:

@@ -40,17 +40,25 @@ _YEAR = r"(?<![\w$.,/€£-])" + _YEAR_CORE  # standalone: not glued to a preced
 _ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _PART = {"early": (1, 4), "beginning of": (1, 4), "start of": (1, 4), "mid": (5, 8), "middle of": (5, 8),
          "late": (9, 12), "end of": (9, 12)}
+# A month followed by one of these names a meeting ("the July 2019 rate cut", "the December 2023 dot plot").
 _MEETING_AFTER = re.compile(
-    r"^\s*,?\s*(?:fomc\s+|committee\s+|policy\s+|monetary\s+policy\s+)?"
-    r"(?:meeting|minutes|statement|decision|press\s+release|press\s+conference)", re.I)
+    r"^\s*,?\s*(?:fomc\s+|committee\s+|policy\s+|monetary\s+policy\s+|rate\s+|quarter-point\s+|"
+    r"half-point\s+|\d+\s+basis\s+point\s+)?(?:meeting|minutes|statement|decision|press\s+release|"
+    r"press\s+conference|cut|hike|increase|reduction|dot\s+plot|projections|summary\s+of\s+economic|sep\b)", re.I)
 _MEETING_BEFORE = re.compile(
     r"(?:meeting|minutes|statement|decision)s?\s+(?:held\s+|released\s+|issued\s+)?(?:in|of|from|on|at)"
     r"\s+(?:the\s+)?$", re.I)
 _AND_GAP = re.compile(r"^\s*(?:and|&)\s+(?:the\s+)?$", re.I)
-_TO_GAP = re.compile(r"^\s*(?:to|through|thru|until|till|-|–|—)\s*(?:the\s+)?$", re.I)
+# "2021 to 2022", "March 2020 - June 2021", "the March 2020 cut through the end of 2021"
+_TO_GAP = re.compile(r"^\s*(?:(?:[\w'-]+\s+){0,2}(?:to|through|thru|until|till)\s+|[-–—]\s*)(?:the\s+)?$", re.I)
+# "the directive effective October 15": the decision (or notation vote) came a few days earlier
+_EFFECTIVE = re.compile(r"\b(?:effective|(?:took|take|takes|taking)\s+effect)\s+(?:on\s+|as\s+of\s+)?$", re.I)
+EFFECTIVE_LAG_DAYS = 5
 _BETWEEN = re.compile(r"\bbetween\s+(?:the\s+)?$", re.I)
+_BETWEEN_UNDATED = re.compile(r"\bbetween\b.*\band\s+(?:the\s+)?$", re.I | re.S)  # "between the pandemic and 2021"
 _SINCE = re.compile(r"\b(since|after|before|prior\s+to)\s+(?:the\s+)?$", re.I)
 _FROM = re.compile(r"\bfrom\s+(?:the\s+)?$", re.I)
+_YEARLY = ("year", "range", "part")  # atoms at year level (not a month or a day)
 _ONWARD = re.compile(r"^\s*(?:on(?:ward)?s?|forward|and\s+(?:later|after))\b", re.I)
 
 
@@ -196,6 +204,8 @@ def _atoms(text: str, today: date) -> list[_Atom]:
     for a in atoms:
         if a.kind == "day":
             a.meeting = True
+            if _EFFECTIVE.search(text[:a.start]):
+                a.lo -= timedelta(days=EFFECTIVE_LAG_DAYS)
         elif a.kind == "month":
             a.meeting = bool(_MEETING_AFTER.match(text[a.end:]) or _MEETING_BEFORE.search(text[:a.start]))
     return atoms
@@ -244,7 +254,12 @@ def _segments(atoms: list[_Atom], text: str, today: date) -> list[_Segment]:
             i += 2
             continue
         since = _SINCE.search(before)
-        if since or (_FROM.search(before) and _ONWARD.match(text[a.end:])):
+        if since and since.group(1).lower() != "since" and a.kind not in _YEARLY:
+            since = None  # "after the July 2019 cut", "before the January 2020 meeting": that meeting
+        prev_end = atoms[i - 1].end if i else 0
+        if not since and _BETWEEN_UNDATED.search(text[prev_end:a.start]):
+            segs.append(_Segment(None, a.hi, a.start, a.end, [a], open_range=True))
+        elif since or (_FROM.search(before) and _ONWARD.match(text[a.end:])):
             word = since.group(1).lower() if since else "from"
             start = since.start() if since else a.start
             if word in ("since", "from"):
@@ -267,9 +282,8 @@ def parse_date_hint(question: str, today: date | None = None) -> DateHint | None
     if not atoms:
         return None
     segs = _segments(atoms, question, today)
-    meetings = [g for g in segs if not g.open_range and len(g.atoms) == 1 and g.atoms[0].meeting]
-    if meetings:
-        segs = meetings
+    if any(a.meeting for a in atoms):  # loose year-level mentions are then context ("the 2023 outlook")
+        segs = [g for g in segs if g.open_range or len(g.atoms) > 1 or g.atoms[0].kind not in _YEARLY] or segs
     lo = None if any(g.lo is None for g in segs) else min(g.lo for g in segs)
     hi = max(g.hi for g in segs)
     text = question[min(g.start for g in segs):max(g.end for g in segs)].strip()
