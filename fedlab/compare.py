@@ -31,12 +31,6 @@ TREC_QRELS = "trec/qrels.trec"
 DEFAULT_METRICS = ("recall@5", "mrr@10", "ndcg@10")
 
 
-def tracking_uri() -> str:
-    from fedlab.config import project_root
-
-    return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path(project_root()) / 'mlflow.db'}"
-
-
 def _check_store(uri: str) -> None:
     """Refuse a sqlite URI whose file is missing: MLflow would silently create a new store."""
     if uri.startswith("sqlite:///"):
@@ -51,8 +45,11 @@ def _looks_like_path(spec: str) -> bool:
 
 def download_run(run_id: str, dest: Path) -> Path:
     """Fetch a run's comparison artifacts from MLflow into ``dest``."""
-    uri = tracking_uri()
+    from fedlab.tracking import default_tracking_uri
+
+    uri = default_tracking_uri()
     _check_store(uri)
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
     import mlflow.artifacts
     from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
@@ -68,8 +65,10 @@ def download_run(run_id: str, dest: Path) -> Path:
         if PER_QUESTION not in names:
             raise FedlabError(f"MLflow run {run_id} has no {PER_QUESTION} artifact: was it evaluated?")
         for path in (PER_QUESTION, TREC_RUN, TREC_QRELS):
-            if path in names:
-                mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path, dst_path=str(dest),
+            if path in names:  # download_artifacts drops the folder: recreate it
+                target = (dest / path).parent
+                target.mkdir(parents=True, exist_ok=True)
+                mlflow.artifacts.download_artifacts(run_id=run_id, artifact_path=path, dst_path=str(target),
                                                     tracking_uri=uri)
     except MlflowException as exc:
         raise FedlabError(f"cannot download artifacts of MLflow run {run_id}: {str(exc).splitlines()[0]}") from None
@@ -109,7 +108,7 @@ def load_run(directory: Path, name: str):
     data = RunData(name=name, per_question=read_per_question(pq))
     if (directory / TREC_RUN).is_file() and (directory / TREC_QRELS).is_file():
         data.qrels = read_qrels(directory / TREC_QRELS)
-        data.run = read_run(directory / TREC_RUN, name=name)
+        data.run = read_run(directory / TREC_RUN)
     return data
 
 
@@ -124,26 +123,29 @@ def resolve(spec: str, scratch: Path) -> Path:
 
 
 def _fmt_p(p: float, n_permutations: int, stat_test: str) -> str:
-    if stat_test == "fisher" and p == 0.0:
-        return f"<{1 / n_permutations:.0e}"
-    return "nan" if math.isnan(p) else f"{p:.4f}" if p >= 1e-4 else f"{p:.1e}"
+    if p == 0.0:  # fisher: no shuffle as extreme; student: underflow
+        return f"<{1 / n_permutations:.0e}" if stat_test == "fisher" else "<1e-99"
+    return "nan" if math.isnan(p) else f"{p:.4f}" if p >= 1e-4 else f"{p:.0e}"
 
 
 def render(comparison, n_permutations: int, console) -> None:
+    from rich import box
     from rich.table import Table
 
     c = comparison
-    table = Table(title=f"A = {c.name_a}   B = {c.name_b}   ({c.stat_test} test, alpha {c.alpha:g})")
-    for col, justify in (("metric", "left"), ("A", "right"), ("B", "right"), ("B - A", "right"),
-                         ("p", "right"), ("significant", "center"), ("B>A / = / A>B", "center"),
-                         ("n", "right"), ("route", "left")):
-        table.add_column(col, justify=justify)
+    console.print(f"A = {c.name_a}\nB = {c.name_b}\n{c.stat_test} test, alpha {c.alpha:g}")
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
+    for col, justify in (("metric", "left"), ("A", "right"), ("B", "right"), ("B-A", "right"), ("p", "right"),
+                         ("sig", "center"), ("B>A/=/A>B", "right"), ("n", "right"), ("route", "left")):
+        table.add_column(col, justify=justify, no_wrap=True)
     for r in c.rows:
-        sig = ("[bold green]yes (B)[/]" if r.delta > 0 else "[bold red]yes (A)[/]") if r.significant else "no"
-        table.add_row(r.metric, f"{r.mean_a:.4f}", f"{r.mean_b:.4f}", f"{r.delta:+.4f}",
+        sig = ("[bold green]B[/]" if r.delta > 0 else "[bold red]A[/]") if r.significant else "no"
+        table.add_row(r.metric, f"{r.mean_a:.3f}", f"{r.mean_b:.3f}", f"{r.delta:+.3f}",
                       _fmt_p(r.p_value, n_permutations, c.stat_test), sig,
-                      f"{r.wins_b} / {r.ties} / {r.wins_a}", str(r.n_questions), r.route)
+                      f"{r.wins_b}/{r.ties}/{r.wins_a}", str(r.n_questions), r.route)
     console.print(table)
+    console.print("sig: the better run when p <= alpha; route: ranx = ranx.compare on the TREC files, "
+                  "per-q = per-question scores")
     for who, missing in (("A", c.only_a), ("B", c.only_b)):
         if missing:
             console.print(f"{len(missing)} question(s) only in {who} left out, e.g. {missing[0]}")
@@ -180,10 +182,10 @@ def main(argv: list[str] | None = None) -> int:
                 directory = resolve(spec, Path(scratch) / label)
                 runs.append(load_run(directory, name=spec))
             for run in runs:
-                some = next(iter(run.per_question.values()))
-                unknown = [m for m in args.metrics if m not in some]
+                present = {m for row in run.per_question.values() for m in row}
+                unknown = [m for m in args.metrics if m not in present]
                 if unknown:
-                    raise FedlabError(f"run {run.name} has no metric {unknown[0]} (it has: {', '.join(sorted(some))})")
+                    raise FedlabError(f"run {run.name} has no metric {unknown[0]} (it has: {', '.join(sorted(present))})")
             comparison = compare_runs(runs[0], runs[1], args.metrics, args.test, args.alpha, args.permutations)
     except (FedlabError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -12,15 +12,11 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from fedlab.config import project_root
+from fedlab.eval.metrics import mlflow_name
 
 log = logging.getLogger(__name__)
 SECRET_KEY_RE = re.compile(r"(api[_-]?key|token|secret|password)", re.I)
 MAX_PARAM_LEN = 6000
-
-
-def mlflow_metric_name(name: str) -> str:
-    """MLflow names may not contain '@': recall@5 is logged as recall_at_5."""
-    return name.replace("@", "_at_")
 
 
 def default_tracking_uri() -> str:
@@ -83,7 +79,7 @@ class Tracker:
             self.mlflow.log_params(dict(items[i : i + 100]))
 
     def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
-        clean = {mlflow_metric_name(k): float(v) for k, v in metrics.items() if v is not None}
+        clean = {mlflow_name(k): float(v) for k, v in metrics.items() if v is not None}
         self.mlflow.log_metrics(clean, step=step)
 
     def log_artifact_dir(self, directory: str | Path, artifact_path: str | None = None) -> None:

@@ -11,7 +11,7 @@ from fedlab.errors import FedlabError
 from fedlab.eval import trec
 from fedlab.eval.latency import StageTimer, latency_summary
 from fedlab.eval.metrics import (
-    METRIC_NAMES, evaluate_retrieval, metric_from_mlflow_name, mlflow_name, ranx_scores,
+    METRIC_NAMES, evaluate_retrieval, metric_from_mlflow_name, mlflow_name, ranx_scores, to_ranx,
 )
 from fedlab.eval.relevance import EvidenceSpan, build_qrels, covers, judge_ranking, resolve_evidence
 from fedlab.retrieval.types import Hit
@@ -80,6 +80,7 @@ ALL = [A, B, C, D, E]
 
 
 def test_metrics_by_hand():
+    assert judge_ranking([A, B, C, D], EVIDENCE["q1"]) == [frozenset(), {0}, {1}, frozenset()]
     result = evaluate_retrieval(EVIDENCE, {"q1": [A, E, B, C], "q2": [E, A, D]}, ALL)
     q1, q2 = (r.metrics for r in result.per_question)
     # q1: ranks 1..4 = a (irrelevant, d1), e (d3), b (item 0), c (item 1)
@@ -180,10 +181,11 @@ def test_trec_round_trip(tmp_path):
     assert sorted(p.name for p in (tmp_path / "trec").iterdir()) == ["qrels.trec", "run.trec"]  # no temp files
 
     qrels, run = trec.read_qrels(tmp_path / "trec" / "qrels.trec"), trec.read_run(tmp_path / "trec" / "run.trec")
-    assert qrels.to_dict() == result.qrels
-    assert run.name == "cfg1"
-    assert {q: list(d) for q, d in run.to_dict().items()} == result.run  # same order back
-    scores = evaluate(qrels, run, ["mrr@10", "ndcg@10"])
+    assert qrels == result.qrels
+    assert run == result.run  # same order back
+    assert trec.run_tag(tmp_path / "trec" / "run.trec") == "cfg1"
+    ranx_qrels, (ranx_run,) = to_ranx(qrels, run)
+    scores = evaluate(ranx_qrels, ranx_run, ["mrr@10", "ndcg@10"])
     assert scores["mrr@10"] == pytest.approx(result.metrics["mrr@10"])
     assert scores["ndcg@10"] == pytest.approx(result.metrics["ndcg@10"])
 
@@ -194,6 +196,14 @@ def test_trec_rejects_whitespace_and_empty_files(tmp_path):
     (tmp_path / "empty.trec").write_text("")
     with pytest.raises(FedlabError, match="empty"):
         trec.read_qrels(tmp_path / "empty.trec")
+    (tmp_path / "short.trec").write_text("q1 Q0 a 1\n")
+    with pytest.raises(FedlabError, match="6 fields"):
+        trec.read_run(tmp_path / "short.trec")
+
+
+def test_read_run_orders_by_score_then_rank(tmp_path):
+    (tmp_path / "r.trec").write_text("q Q0 x 1 0.5 t\nq Q0 y 2 0.9 t\nq Q0 z 3 0.5 t\n")
+    assert trec.read_run(tmp_path / "r.trec") == {"q": ["y", "x", "z"]}
 
 
 # --- latency -----------------------------------------------------------------------------

@@ -8,8 +8,8 @@ Two routes, chosen per metric by ``compare_runs``:
   is the questions with at least one relevant chunk in the qrels.
 - **per-question scores** (``per_question.jsonl``) otherwise: runs with different chunkers
   have different chunk ids and qrels, so only their per-question metric values are
-  comparable; ``recall@k``/``doc_recall@k`` exist only there. Pairs are the questions both
-  runs scored.
+  comparable; ``recall@k``/``doc_recall@k`` exist only there. Pairs are the questions
+  both runs scored on that metric.
 
 Both routes use ranx's tests: ``student`` (two-sided paired t-test, the default),
 ``fisher`` (randomization test, ``n_permutations`` shuffles) or ``tukey`` (Tukey's HSD).
@@ -25,11 +25,11 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from fedlab.eval.metrics import RANX_METRICS
+from fedlab.eval.metrics import RANX_METRICS, to_ranx
 
 STAT_TESTS = ("student", "fisher", "tukey")
-ROUTE_RANX = "ranx.compare"
-ROUTE_PER_QUESTION = "per-question"
+ROUTE_RANX = "ranx"
+ROUTE_PER_QUESTION = "per-q"
 
 
 @dataclass
@@ -43,7 +43,7 @@ class MetricComparison:
     ties: int
     wins_a: int
     n_questions: int
-    route: str  # ROUTE_RANX or ROUTE_PER_QUESTION
+    route: str  # ROUTE_RANX ("ranx": ranx.compare on TREC files) or ROUTE_PER_QUESTION ("per-q")
 
     @property
     def delta(self) -> float:
@@ -64,12 +64,12 @@ class Comparison:
 
 @dataclass
 class RunData:
-    """What a comparison needs of one run; ``qrels``/``run`` are ranx objects or None."""
+    """What a comparison needs of one run (qrels/run as ``fedlab.eval.trec`` reads them)."""
 
     name: str
     per_question: dict[str, dict[str, float]]  # {qid: {metric name: value}}
-    qrels: object | None = None
-    run: object | None = None
+    qrels: dict[str, dict[str, int]] | None = None  # None: no TREC files
+    run: dict[str, list[str]] | None = None
 
 
 def _check_test(stat_test: str) -> None:
@@ -78,7 +78,8 @@ def _check_test(stat_test: str) -> None:
 
 
 def _fix_p(p: float, a: np.ndarray, b: np.ndarray) -> float:
-    """The t-test and Tukey return NaN when A and B never differ: report no evidence (p = 1)."""
+    """The t-test and Tukey return NaN on zero variance: p = 1 when A and B never differ,
+    p = 0 when they differ by the same amount on every question."""
     p = float(p)
     if math.isnan(p):
         return 1.0 if np.array_equal(a, b) else 0.0
@@ -113,17 +114,19 @@ def _row(metric: str, a: np.ndarray, b: np.ndarray, p: float, alpha: float, rout
 
 def compare_per_question(a: RunData, b: RunData, metrics: Sequence[str], stat_test: str = "student",
                          alpha: float = 0.05, n_permutations: int = 1000) -> Comparison:
-    """Paired tests on per-question metric values, over the questions both runs scored."""
+    """Paired tests on per-question metric values.
+
+    A metric pairs the questions that carry it in both runs (rows of unanswerable questions
+    carry no retrieval metrics).
+    """
     _check_test(stat_test)
-    common = sorted(set(a.per_question) & set(b.per_question))
-    if len(common) < 2:
-        raise ValueError(f"runs {a.name} and {b.name} share {len(common)} question(s); a paired test needs 2+")
     rows = []
     for metric in metrics:
-        for run in (a, b):
-            lacking = [q for q in common if metric not in run.per_question[q]]
-            if lacking:
-                raise ValueError(f"run {run.name} has no {metric} for question {lacking[0]}")
+        common = sorted(q for q in set(a.per_question) & set(b.per_question)
+                        if metric in a.per_question[q] and metric in b.per_question[q])
+        if len(common) < 2:
+            raise ValueError(f"runs {a.name} and {b.name} share {len(common)} question(s) scored on {metric}; "
+                             "a paired test needs 2+")
         sa = np.array([a.per_question[q][metric] for q in common], dtype=np.float64)
         sb = np.array([b.per_question[q][metric] for q in common], dtype=np.float64)
         p = paired_p_value(sa, sb, stat_test, n_permutations)
@@ -135,35 +138,40 @@ def compare_per_question(a: RunData, b: RunData, metrics: Sequence[str], stat_te
     )
 
 
-def compare_trec(qrels, run_a, run_b, metrics: Sequence[str], stat_test: str = "student",
+def compare_trec(qrels: Mapping[str, Mapping[str, int]], run_a: Mapping[str, Sequence[str]],
+                 run_b: Mapping[str, Sequence[str]], metrics: Sequence[str], stat_test: str = "student",
                  alpha: float = 0.05, n_permutations: int = 1000) -> list[MetricComparison]:
-    """``ranx.compare`` of two ranx Runs judged by one ranx Qrels (fedlab metric names)."""
-    from ranx import Run, compare
+    """``ranx.compare`` of two ranked runs judged by one set of qrels (fedlab metric names)."""
+    from ranx import compare
 
     _check_test(stat_test)
     unknown = [m for m in metrics if m not in RANX_METRICS]
     if unknown:
         raise ValueError(f"ranx does not compute {', '.join(unknown)}; compare them per question")
-    # Fixed distinct names: both files may carry the same tag.
-    runs = [Run.from_dict(run.to_dict(), name=name) for run, name in ((run_a, "A"), (run_b, "B"))]
+    ranx_qrels, runs = to_ranx(qrels, run_a, run_b, names=("A", "B"))
+    if ranx_qrels is None or any(run is None for run in runs):
+        raise ValueError("ranx.compare needs qrels with a relevant chunk and two non-empty runs")
     ranx_names = [RANX_METRICS[m] for m in metrics]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        report = compare(qrels, runs, ranx_names, stat_test=stat_test, max_p=alpha,
+        report = compare(ranx_qrels, runs, ranx_names, stat_test=stat_test, max_p=alpha,
                          n_permutations=n_permutations, make_comparable=True)
     rows = []
     for metric, ranx_name in zip(metrics, ranx_names):
-        sa = np.asarray([runs[0].scores[ranx_name][q] for q in sorted(runs[0].scores[ranx_name])])
-        sb = np.asarray([runs[1].scores[ranx_name][q] for q in sorted(runs[0].scores[ranx_name])])
+        qids = sorted(runs[0].scores[ranx_name])
+        sa = np.asarray([runs[0].scores[ranx_name][q] for q in qids], dtype=np.float64)
+        sb = np.asarray([runs[1].scores[ranx_name][q] for q in qids], dtype=np.float64)
         p = _fix_p(report.comparisons[frozenset(["A", "B"])][ranx_name]["p_value"], sa, sb)
         rows.append(_row(metric, sa, sb, p, alpha, ROUTE_RANX))
     return rows
 
 
 def ranx_route(a: RunData, b: RunData) -> bool:
-    """True when both runs carry TREC files judged by identical qrels."""
-    return (a.run is not None and b.run is not None and a.qrels is not None and b.qrels is not None
-            and a.qrels.to_dict() == b.qrels.to_dict())
+    """True when both runs carry TREC files judged by identical qrels, with something to judge."""
+    if a.run is None or b.run is None or a.qrels is None or a.qrels != b.qrels:
+        return False
+    judged = [q for q, rels in a.qrels.items() if any(g > 0 for g in rels.values())]
+    return any(a.run.get(q) for q in judged) and any(b.run.get(q) for q in judged)
 
 
 def compare_runs(a: RunData, b: RunData, metrics: Sequence[str], stat_test: str = "student",

@@ -62,7 +62,11 @@ class _RowRetriever:
 
 
 class DenseRetriever(_RowRetriever):
-    """Bi-encoder search: ``embedder.embed_query`` then ``index.search`` (rows = positions in chunks)."""
+    """Bi-encoder search: ``embedder.embed_query`` then ``index.search`` (rows = positions in chunks).
+
+    The last query's vector is reused (the two passes, an agent's retries), so ``embed_ms`` is
+    recorded only when the embedder actually ran.
+    """
 
     name = "dense"
 

@@ -13,6 +13,7 @@ import time
 from datetime import date, timedelta
 
 from fedlab.retrieval.dates import parse_date_hint
+from fedlab.retrieval.rerank import NoReranker
 from fedlab.retrieval.retrievers import dedupe_passages
 from fedlab.retrieval.topk import adaptive_top_k
 from fedlab.retrieval.types import DateHint, Hit, MetadataFilter, RetrievalResult
@@ -34,7 +35,9 @@ class DateAwareRetriever:
 
     enabled: parse date hints from the query and run two passes; False = one unfiltered pass,
       base k, and supplied hints are ignored (a clean ablation).
-    reranker: an object with ``overfetch`` and ``rerank(query, hits, k)``; None = no reranking.
+    reranker: an object with ``overfetch`` and ``rerank(query, hits, k)``; None or NoReranker = none.
+    Result timings (ms): ``search_ms`` and ``total_ms`` always, ``embed_ms`` when a query was
+    embedded (dense, hybrid), ``rerank_ms`` when a reranker ran.
     top_k: k when ``search`` is not given one. adaptive: widen k by the hint's scope (scope_k).
     corpus_end: ISO date that ends open ranges ("since 2023"); None = today.
     end_grace_days: a two-day meeting that starts on a month's last day is dated by its decision
@@ -59,11 +62,12 @@ class DateAwareRetriever:
                hint: DateHint | None = None) -> RetrievalResult:
         """Retrieve for ``query``; ``hint`` (from an agent) replaces the parsed one."""
         t0 = time.perf_counter()
-        timings: dict[str, float] = {"embed_ms": 0.0}
+        timings: dict[str, float] = {}
+        reranker = None if isinstance(self.reranker, NoReranker) else self.reranker
         base_k = self.top_k if k is None else int(k)
         used = (hint if hint is not None else self.hint_for(query)) if self.enabled else None
         k_used = adaptive_top_k(used, base_k, self.scope_k) if self.adaptive else base_k
-        n = k_used * max(1, int(getattr(self.reranker, "overfetch", 1)))
+        n = k_used * (max(1, int(reranker.overfetch)) if reranker is not None else 1)
 
         t_search = time.perf_counter()
         in_range = None
@@ -74,14 +78,14 @@ class DateAwareRetriever:
             hits = self.base.search(query, n, in_range, timings)
             if len(hits) < n:
                 hits = dedupe_passages(hits + self.base.search(query, n, flt, timings))[:n]
-        timings["search_ms"] = (time.perf_counter() - t_search) * 1000 - timings["embed_ms"]
+        timings["search_ms"] = (time.perf_counter() - t_search) * 1000 - timings.get("embed_ms", 0.0)
 
-        t_rerank = time.perf_counter()
-        if self.reranker is not None and hits:
-            hits = self.reranker.rerank(query, hits, len(hits))
+        if reranker is not None:
+            t_rerank = time.perf_counter()
+            hits = reranker.rerank(query, hits, len(hits)) if hits else hits
+            timings["rerank_ms"] = (time.perf_counter() - t_rerank) * 1000
         if in_range is not None:  # stable: in-range passages first, each group in its own order
             hits = sorted(hits, key=lambda h: not in_range.matches(h.chunk.meeting_date, h.chunk.doc_type))
         hits = [Hit(h.chunk, h.score, rank, h.sources) for rank, h in enumerate(hits[:k_used], start=1)]
-        timings["rerank_ms"] = (time.perf_counter() - t_rerank) * 1000
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
         return RetrievalResult(hits, used, k_used, timings)

@@ -1,0 +1,78 @@
+"""Run a question set through a pipeline and measure it (no MLflow here: see fedlab.tracking)."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from fedlab.dataset.schema import Question, load_dataset
+from fedlab.errors import FedlabError
+from fedlab.eval.latency import latency_summary
+from fedlab.eval.metrics import evaluate_retrieval
+from fedlab.eval.relevance import resolve_evidence
+
+SPLITS = ("dev", "test", "all")
+
+
+@dataclass
+class EvalOutcome:
+    metrics: dict[str, float]  # retrieval metrics (recall@5, …), latency, counts
+    per_question: list[dict]
+    qrels: dict[str, dict[str, int]]
+    run: dict[str, list[str]]
+    unreachable: list[str] = field(default_factory=list)
+
+
+def dataset_hash(path: str | Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def load_split(path: str | Path, split: str) -> list[Question]:
+    if split not in SPLITS:
+        raise FedlabError(f"dataset.split={split!r}: use one of {', '.join(SPLITS)}")
+    if not Path(path).is_file():
+        raise FedlabError(f"dataset.path={path} does not exist: point it at a JSONL file in the fomc_qa schema")
+    questions = load_dataset(path)
+    chosen = questions if split == "all" else [q for q in questions if q.split == split]
+    if not chosen:
+        raise FedlabError(f"{path} has no questions in split {split!r}: choose another dataset.split")
+    return chosen
+
+
+def evaluate_pipeline(pipeline, questions: list[Question], progress: bool = True,
+                      console: Console | None = None) -> EvalOutcome:
+    """Every question is searched (latency covers all); retrieval metrics cover answerable ones."""
+    evidence = resolve_evidence(questions, pipeline.corpus.by_id)
+    results = {}
+    bar = Progress(TextColumn("[bold]evaluating[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console or Console(stderr=True), disable=not progress, transient=True)
+    with bar:
+        task = bar.add_task("questions", total=len(questions))
+        for q in questions:
+            results[q.id] = pipeline.search(q.question)
+            bar.advance(task)
+    evaluation = evaluate_retrieval(evidence, {qid: results[qid].hits for qid in evidence}, pipeline.chunks)
+    metrics = dict(evaluation.metrics)
+    metrics.update(latency_summary(r.timings for r in results.values()))
+    metrics["n_questions"] = float(len(questions))
+    metrics["n_answerable"] = float(len(evidence))
+    metrics["n_unreachable"] = float(len(evaluation.unreachable))
+    scored = {r.id: r for r in evaluation.per_question}
+    rows = []
+    for q in questions:
+        res = results[q.id]
+        row = {
+            "id": q.id, "category": q.category, "split": q.split, "answerable": q.answerable,
+            "hint": None if res.hint is None else [res.hint.date_from, res.hint.date_to, res.hint.scope],
+            "k_used": res.k_used,
+            "retrieved": [h.chunk.chunk_id for h in res.hits],
+            "timings_ms": {k: round(v, 3) for k, v in res.timings.items()},
+        }
+        if q.id in scored:
+            row["first_relevant_rank"] = scored[q.id].first_relevant_rank
+            row.update(scored[q.id].metrics)
+        rows.append(row)
+    return EvalOutcome(metrics, rows, evaluation.qrels, evaluation.run, list(evaluation.unreachable))
