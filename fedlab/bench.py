@@ -11,6 +11,7 @@ import datetime as dt
 import json
 import os
 import sys
+from dataclasses import dataclass
 
 import fedlab.config  # noqa: F401  (resolvers, telemetry defaults)
 import hydra
@@ -93,40 +94,27 @@ def log_to_mlflow(result, params: dict, experiment: str, tracking_uri: str | Non
         return run.info.run_id
 
 
-def _set_faiss_threads(threads: int | None) -> None:
-    if threads:
-        import faiss
+@dataclass
+class RealData:
+    """The corpus's chunk embeddings (through the pipeline's cache) and the embedded questions."""
 
-        faiss.omp_set_num_threads(int(threads))
+    corpus: object
+    chunker: object
+    embedder: object
+    chunks: list
+    vectors: object  # np.ndarray (n, d)
+    queries: object  # np.ndarray (q, d)
+    info: object  # BuildInfo
 
 
-def run(cfg: DictConfig) -> None:
-    import numpy as np
+def load_real(cfg: DictConfig, console) -> RealData:
     from hydra.utils import instantiate
-    from rich.console import Console
 
-    from fedlab import io
-    from fedlab.benchmark.ann import Dataset, parse_specs, random_unit, run_ann
-    from fedlab.benchmark.embedders import measure_embedders, sample_chunks, time_cache
-    from fedlab.benchmark.report import BenchResult, markdown, rich_table, write_json_outputs
     from fedlab.cache import ArtifactCache
     from fedlab.chunking.factory import instantiate_chunker
     from fedlab.dataset.schema import load_dataset
-    from fedlab.pipeline import BuildInfo, chunk_corpus, chunk_meta, embed_chunks, load_corpus
-    from fedlab.tracking import git_commit
+    from fedlab.pipeline import BuildInfo, chunk_corpus, embed_chunks, load_corpus
 
-    console = Console(stderr=True)
-    load_start = os.getloadavg()[0]
-    specs = parse_specs(_plain(cfg.ann.indexes))
-    bases = _plain(cfg.index_bases)
-    measure = list(cfg.throughput.run)
-    unknown = [n for n in [*measure, *([cfg.cache_timing.embedder] if cfg.cache_timing.enabled else [])]
-               if n not in cfg.throughput.embedders]
-    if unknown:
-        raise FedlabError(f"no embedder config for {unknown} under throughput.embedders "
-                          f"(have {', '.join(cfg.throughput.embedders)}): add it to conf/bench.yaml's defaults")
-
-    # Real chunk embeddings, through the pipeline's cache.
     cache = ArtifactCache(cfg.paths.cache_dir)
     corpus = load_corpus(cfg.corpus.dir)
     embedder = instantiate(cfg.embedder)
@@ -139,63 +127,119 @@ def run(cfg: DictConfig) -> None:
     console.print(f"[bold]{len(chunks)}[/] chunks × {vectors.shape[1]} dims "
                   f"(chunks: cache {info.cache['chunks']}, embeddings: cache {info.cache['embeddings']}), "
                   f"{len(queries)} questions")
+    return RealData(corpus, chunker, embedder, chunks, vectors, queries, info)
 
+
+def check_embedder_names(cfg: DictConfig) -> None:
+    wanted = [*cfg.throughput.run, *([cfg.cache_timing.embedder] if cfg.cache_timing.enabled else [])]
+    unknown = [n for n in wanted if n not in cfg.throughput.embedders]
+    if unknown:
+        raise FedlabError(f"no embedder config for {unknown} under throughput.embedders "
+                          f"(have {', '.join(cfg.throughput.embedders)}): add it to conf/bench.yaml's defaults")
+
+
+def measure(cfg: DictConfig, real: RealData, console):
+    """Run the three benchmarks under one progress bar: (index rows, throughput rows, cache timing)."""
+    import numpy as np
+    from hydra.utils import instantiate
+
+    from fedlab.benchmark.ann import Dataset, parse_specs, random_unit, run_ann
+    from fedlab.benchmark.embedders import measure_embedders, sample_chunks, time_cache
+    from fedlab.pipeline import chunk_meta
+
+    specs = parse_specs(_plain(cfg.ann.indexes))
     rng = np.random.default_rng(int(cfg.ann.seed))
-    n, dim = vectors.shape
-    meta = chunk_meta(chunks)
-    datasets = [Dataset("real", vectors, queries, meta),
+    n, dim = real.vectors.shape
+    meta = chunk_meta(real.chunks)
+    datasets = [Dataset("real", real.vectors, real.queries, meta),
                 Dataset("random", random_unit(rng, n, dim), random_unit(rng, int(cfg.ann.random_queries), dim), meta)]
-    _set_faiss_threads(cfg.ann.threads)
-
+    names = list(cfg.throughput.run)
+    rounds = int(cfg.throughput.rounds)
     cache_embedder = cfg.cache_timing.embedder if cfg.cache_timing.enabled else None
-    total = len(specs) * len(datasets) + len(measure) + (1 if cache_embedder else 0)
+    total = len(specs) * len(datasets) + len(names) * rounds + (1 if cache_embedder else 0)
     with Steps(console, total, cfg.progress) as step:
-        rows = run_ann(specs, datasets, bases, k=int(cfg.ann.k), warmup=int(cfg.ann.warmup),
-                       repeats=int(cfg.ann.repeats), step=step)
-        embedders = {name: instantiate(cfg.throughput.embedders[name]) for name in measure}
-        sample = sample_chunks(chunks, int(cfg.throughput.passages), int(cfg.throughput.seed))
+        rows = run_ann(specs, datasets, _plain(cfg.index_bases), k=int(cfg.ann.k), warmup=int(cfg.ann.warmup),
+                       repeats=int(cfg.ann.repeats), threads=cfg.ann.threads, step=step)
+        embedders = {name: instantiate(cfg.throughput.embedders[name]) for name in names}
+        sample = sample_chunks(real.chunks, int(cfg.throughput.passages), int(cfg.throughput.seed))
         passages = {name: int(cfg.throughput.passages_per_embedder.get(name, cfg.throughput.passages))
-                    for name in measure}
+                    for name in names}
         throughput = measure_embedders(embedders, [c.embed_text for c in sample], passages,
-                                       reference=cfg.throughput.reference, step=step)
+                                       reference=cfg.throughput.reference, rounds=rounds, step=step)
         timing = None
         if cache_embedder:
             step(f"cache miss vs hit: {cache_embedder}")
-            subset = sample_chunks(chunks, cfg.cache_timing.chunks, int(cfg.cache_timing.seed))
+            subset = sample_chunks(real.chunks, cfg.cache_timing.chunks, int(cfg.cache_timing.seed))
             timing = time_cache(subset, embedders.get(cache_embedder)
                                 or instantiate(cfg.throughput.embedders[cache_embedder]))
         step("done")
+    return rows, throughput, timing
 
-    context = {
+
+def context(cfg: DictConfig, real: RealData, load_start: float) -> dict:
+    from fedlab.tracking import git_commit
+
+    n, dim = real.vectors.shape
+    return {
         "date": dt.datetime.now().strftime("%Y-%m-%d %H:%M"), "git_commit": git_commit(),
-        "corpus_hash": corpus.content_hash, "chunker": _chunker_label(cfg), "chunker_fingerprint":
-        chunker.fingerprint(), "embedder": embedder.name,
-        "embedder_fingerprint": embedder.fingerprint(), "n": int(n), "dim": int(dim),
-        "real_queries": len(queries), "random_queries": int(cfg.ann.random_queries), "seed": int(cfg.ann.seed),
-        "warmup": int(cfg.ann.warmup), "repeats": int(cfg.ann.repeats), "threads": cfg.ann.threads,
-        "cpu_count": os.cpu_count(), "load_start": round(load_start, 2), "load_end": round(os.getloadavg()[0], 2),
+        "corpus_hash": real.corpus.content_hash, "chunker": _chunker_label(cfg),
+        "chunker_fingerprint": real.chunker.fingerprint(), "embedder": real.embedder.name,
+        "embedder_fingerprint": real.embedder.fingerprint(), "n": int(n), "dim": int(dim),
+        "duplicate_rows": duplicate_rows(real.vectors), "real_queries": len(real.queries),
+        "random_queries": int(cfg.ann.random_queries), "seed": int(cfg.ann.seed), "warmup": int(cfg.ann.warmup),
+        "repeats": int(cfg.ann.repeats), "threads": cfg.ann.threads, "cpu_count": os.cpu_count(),
+        "load_start": round(load_start, 2), "load_end": round(os.getloadavg()[0], 2),
         "experiment": cfg.experiment, "throughput_reference": cfg.throughput.reference,
+        "throughput_rounds": int(cfg.throughput.rounds),
     }
-    result = BenchResult(context, rows, throughput, timing, k=int(cfg.ann.k))
-    io.write_text(cfg.report, markdown(result))
+
+
+def print_summary(console, result, reference: str) -> None:
+    from fedlab.benchmark.report import rich_table
+
     console.print(rich_table(result))
-    for t in throughput:
-        ratio = "" if t.ratio_vs_reference is None else f" ({t.ratio_vs_reference:.2f}× {cfg.throughput.reference})"
+    for t in result.throughput:
+        ratio = "" if t.ratio_vs_reference is None else f" ({t.ratio_vs_reference:.2f}× {reference})"
         console.print(f"throughput {t.embedder}: {t.passages_per_s:.1f} passages/s on {t.passages}{ratio}")
-    if timing:
-        console.print(f"cache ({timing.embedder}, {timing.chunks} chunks): miss {timing.miss_s:.2f} s, "
-                      f"hit {timing.hit_s * 1000:.1f} ms → {timing.miss_over_hit:,.0f}× ({'/'.join(timing.outcomes)})")
+    c = result.cache
+    if c:
+        console.print(f"cache ({c.embedder}, {c.chunks} chunks): miss {c.miss_s:.2f} s, "
+                      f"hit {c.hit_s * 1000:.1f} ms → {c.miss_over_hit:,.0f}× ({'/'.join(c.outcomes)})")
+
+
+def run(cfg: DictConfig) -> None:
+    from rich.console import Console
+
+    from fedlab import io
+    from fedlab.benchmark.report import BenchResult, markdown, write_json_outputs
+
+    console = Console(stderr=True)
+    load_start = os.getloadavg()[0]
+    check_embedder_names(cfg)
+    real = load_real(cfg, console)
+    rows, throughput, timing = measure(cfg, real, console)
+    ctx = context(cfg, real, load_start)
+    result = BenchResult(ctx, rows, throughput, timing, k=int(cfg.ann.k))
+    io.write_text(cfg.report, markdown(result))
+    print_summary(console, result, cfg.throughput.reference)
     console.print(f"report: {cfg.report}")
     bench_out = os.environ.get("BENCH_OUT")
     if bench_out:
         rows_path, extra = write_json_outputs(bench_out, result)
         console.print(f"JSON: {rows_path} (index rows), {extra} (context, throughput, cache)")
-    params = {**{k: context[k] for k in ("corpus_hash", "chunker", "chunker_fingerprint", "embedder",
-                                         "embedder_fingerprint", "n", "dim", "real_queries", "git_commit")},
+    params = {**{k: ctx[k] for k in ("corpus_hash", "chunker", "chunker_fingerprint", "embedder",
+                                     "embedder_fingerprint", "n", "dim", "real_queries", "git_commit")},
               "chunker_cfg": _plain(cfg.chunker), "embedder_cfg": _plain(cfg.embedder),
               "ann": {k: v for k, v in _plain(cfg.ann).items() if k != "indexes"}}
     run_id = log_to_mlflow(result, params, cfg.experiment)
     console.print(f"MLflow run {run_id} (experiment {cfg.experiment})")
+
+
+def duplicate_rows(vectors) -> int:
+    """Rows whose vector equals an earlier row's (boilerplate passages repeated across documents)."""
+    import numpy as np
+
+    return int(len(vectors) - len(np.unique(vectors.round(5), axis=0)))
 
 
 def _chunker_label(cfg: DictConfig) -> str:

@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
@@ -103,20 +104,25 @@ class ArtifactCache:
         self.stats[f"{kind}.miss"] += 1
         return final
 
-    # -- query vectors: many tiny artifacts, one .npy each ---------------------------------
-    def query_vector(self, embedder_fp: str, text: str, embed: Callable[[str], np.ndarray]) -> np.ndarray:
+    # -- query vectors: many tiny artifacts, one .npz each ---------------------------------
+    def query_vector(self, embedder_fp: str, text: str, embed: Callable[[str], np.ndarray]) -> tuple[np.ndarray, float]:
+        """The query's vector and the milliseconds it took to compute when it was computed, so
+        that latency reports keep the model's cost even when the vector comes from the cache."""
         key = content_key(embedder_fp, text)
-        path = self.root / "query_embeddings" / key[:2] / f"{key}.npy"
+        path = self.root / "query_embeddings" / key[:2] / f"{key}.npz"
         if path.is_file():
             try:
-                vec = np.load(path, allow_pickle=False)
+                with np.load(path, allow_pickle=False) as data:
+                    vec, ms = data["vector"], float(data["compute_ms"])
                 self.stats["query_embeddings.hit"] += 1
-                return vec
-            except (ValueError, OSError):
+                return vec, ms
+            except (ValueError, OSError, KeyError):
                 self.stats["query_embeddings.damaged"] += 1
+        t0 = time.perf_counter()
         vec = np.asarray(embed(text), dtype=np.float32)
+        ms = (time.perf_counter() - t0) * 1000.0
         with io.atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
-                np.save(fh, vec, allow_pickle=False)
+                np.savez(fh, vector=vec, compute_ms=np.float64(ms))
         self.stats["query_embeddings.miss"] += 1
-        return vec
+        return vec, ms

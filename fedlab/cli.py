@@ -1,10 +1,27 @@
-"""Run an entry point so that a user mistake is one line on stderr, not a traceback."""
+"""Entry-point helpers: a user mistake is one line on stderr, never a traceback."""
 from __future__ import annotations
 
+import functools
 import sys
-from typing import Callable
+from typing import Callable, TypeVar
 
 from fedlab.errors import FedlabError
+
+F = TypeVar("F", bound=Callable)
+
+
+def user_errors(fn: F) -> F:
+    """Wrap a task function (inside ``@hydra.main``, which would print its own traceback)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except FedlabError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            sys.exit(2)
+
+    return wrapper  # type: ignore[return-value]
 
 
 def run_cli(main: Callable[[], object]) -> None:

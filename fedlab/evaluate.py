@@ -10,30 +10,26 @@ import fedlab.config  # noqa: F401  (resolvers, telemetry defaults)
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from fedlab.cli import run_cli
+from fedlab.cli import run_cli, user_errors
 
 log = logging.getLogger(__name__)
 
 
+def _short(target: str, suffix: str) -> str:
+    return target.rsplit(".", 1)[-1].removesuffix(suffix).lower()
+
+
 def run_name(cfg: DictConfig) -> str:
-    choices = _choices()
-    parts = [choices.get("retriever", cfg.retriever.kind)]
+    """e.g. hybrid/minilm/exact/recursive200-40/date/k10[/lateinteraction]"""
+    parts = [cfg.retriever.kind]
     if cfg.retriever.kind != "bm25":
-        parts += [choices.get("embedder", "?"), choices.get("index", "?")]
-    parts += [f"{choices.get('chunker', '?')}{cfg.chunker.size}-{cfg.chunker.overlap}"]
+        parts += [cfg.embedder.name, _short(cfg.index._target_, "Index")]
+    parts.append(f"{_short(cfg.chunker._target_, 'Chunker')}{cfg.chunker.size}-{cfg.chunker.overlap}")
     parts += ["date" if cfg.retriever.date_aware else "nodate", f"k{cfg.retriever.top_k}"]
-    if choices.get("reranker", "none") != "none":
-        parts.append(choices["reranker"])
+    reranker = _short(cfg.reranker._target_, "Reranker")
+    if reranker != "no":
+        parts.append(reranker)
     return "/".join(str(p) for p in parts)
-
-
-def _choices() -> dict[str, str]:
-    from hydra.core.hydra_config import HydraConfig
-
-    try:
-        return {k: str(v) for k, v in HydraConfig.get().runtime.choices.items()}
-    except ValueError:  # composed outside a Hydra app (tests, export)
-        return {}
 
 
 def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> dict[str, float]:
@@ -88,6 +84,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> dict[str, flo
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="evaluate")
+@user_errors
 def main(cfg: DictConfig) -> float:
     from fedlab.sweep import parent_run_for_job
 

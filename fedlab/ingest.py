@@ -5,10 +5,11 @@ import fedlab.config  # noqa: F401  (resolvers, telemetry defaults)
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from fedlab.cli import run_cli
+from fedlab.cli import run_cli, user_errors
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="ingest")
+@user_errors
 def main(cfg: DictConfig) -> None:
     from fedlab.corpus.ingest import run_ingest
 

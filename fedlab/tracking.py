@@ -33,7 +33,7 @@ def flatten(cfg: Any, prefix: str = "") -> dict[str, str]:
         for i, v in enumerate(cfg):
             out.update(flatten(v, f"{prefix}{i}."))
     else:
-        key = prefix[:-1]
+        key = mlflow_name(prefix[:-1])
         value = "***" if SECRET_KEY_RE.search(key.rsplit(".", 1)[-1]) and cfg else cfg
         out[key] = json.dumps(value) if isinstance(value, (list, tuple)) else str(value)
     return out
@@ -53,6 +53,15 @@ def git_commit() -> str:
         return "unknown"
 
 
+def _artifact_location(tracking_uri: str, experiment: str) -> str | None:
+    """Artifacts of a local sqlite store live beside the database, not in ./mlruns of
+    whatever directory the process happened to start in. Servers choose their own."""
+    if tracking_uri.startswith("sqlite:///"):
+        db = Path(tracking_uri.removeprefix("sqlite:///"))
+        return (db.parent / "mlartifacts" / experiment).resolve().as_uri()
+    return None
+
+
 class Tracker:
     """A thin wrapper that owns the mlflow import and the experiment set-up."""
 
@@ -62,6 +71,8 @@ class Tracker:
         self.mlflow = mlflow
         self.tracking_uri = tracking_uri or default_tracking_uri()
         mlflow.set_tracking_uri(self.tracking_uri)
+        if mlflow.get_experiment_by_name(experiment) is None:
+            mlflow.create_experiment(experiment, artifact_location=_artifact_location(self.tracking_uri, experiment))
         mlflow.set_experiment(experiment)
 
     @contextmanager

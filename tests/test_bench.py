@@ -69,7 +69,7 @@ def embedder_results(cfg):
               for i, t in enumerate(texts)]
     embedder = instantiate(cfg.throughput.embedders.paraphrase_minilm_l3)
     throughput = measure_embedders({"paraphrase_minilm_l3": embedder}, texts, {"paraphrase_minilm_l3": 12},
-                                   reference="paraphrase_minilm_l3")
+                                   reference="paraphrase_minilm_l3", rounds=2)
     return throughput, time_cache(sample_chunks(chunks, None, 0), embedder)
 
 
@@ -103,6 +103,7 @@ def test_rows_contract(ann_rows):
     exact = rows[0]
     assert exact["recall@5_real"] == 1.0 and exact["recall@5_random"] == 1.0
     assert exact["latency_ratio_vs_exact"] == 1.0 and exact["latency_ratio_vs_exact_random"] == 1.0
+    assert exact["miss_gap_real"] == 0.0 and all(r["miss_gap_random"] >= 0 for r in rows)
 
 
 def test_search_params_share_one_build(ann_rows):
@@ -149,11 +150,12 @@ def test_reports_written(ann_rows, embedder_results, tmp_path):
     assert sections["throughput"][0]["embedder"] == "paraphrase_minilm_l3"
 
 
-def test_mlflow_logging(ann_rows, embedder_results, tmp_path):
+def test_mlflow_logging(ann_rows, embedder_results, tmp_path, monkeypatch):
     from mlflow.tracking import MlflowClient
 
     from fedlab.bench import log_to_mlflow
 
+    monkeypatch.chdir(tmp_path)  # a sqlite store's default artifact root is ./mlruns
     throughput, timing = embedder_results
     result = BenchResult({"n": N, "dim": DIM, "git_commit": "test"}, ann_rows, throughput, timing, k=5)
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"

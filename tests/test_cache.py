@@ -83,9 +83,10 @@ def test_query_vectors_cached_per_text_and_embedder(tmp_path):
         seen.append(text)
         return np.arange(4, dtype=np.float32) + len(text)
 
-    a = cache.query_vector("fp1", "rates in 2022?", embed)
-    b = cache.query_vector("fp1", "rates in 2022?", embed)
-    c = cache.query_vector("fp2", "rates in 2022?", embed)
+    a, ms_a = cache.query_vector("fp1", "rates in 2022?", embed)
+    b, ms_b = cache.query_vector("fp1", "rates in 2022?", embed)
+    c, _ = cache.query_vector("fp2", "rates in 2022?", embed)
     assert np.array_equal(a, b) and np.array_equal(a, c)
+    assert ms_a == ms_b  # a hit reports the compute time measured on the miss
     assert seen == ["rates in 2022?", "rates in 2022?"]
     assert cache.stats["query_embeddings.hit"] == 1

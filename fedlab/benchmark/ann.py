@@ -2,15 +2,17 @@
 
 Every index is measured through fedlab's own ``VectorIndex.search`` (one query per call), so
 latencies include the wrapper's validation and result conversion, as retrieval pays them.
-Absolute times move with machine load; the ratio to exact search measured in the same run on the
-same data (``latency_ratio_vs_exact``) is the robust number.
+Absolute times move with machine load. ``latency_ratio_vs_exact`` is robust to that: exact search
+is timed on the same query right after each index's search, so both see the same load.
 """
 from __future__ import annotations
 
+import logging
 import math
 import re
 import tempfile
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -21,6 +23,7 @@ from hydra.utils import instantiate
 from fedlab.errors import FedlabError
 from fedlab.index.base import VectorIndex
 
+log = logging.getLogger(__name__)
 ALL_PROBES = "all"  # nprobe: all = every IVF list (IVF degrades to brute force)
 _SQRT = re.compile(r"^\s*(?:(\d+(?:\.\d+)?)\s*\*\s*)?sqrt\(n\)\s*$")
 TIE_EPS = 1e-5  # similarities this close to the k-th exact one count as ties
@@ -50,6 +53,7 @@ class Dataset:
 @dataclass
 class Measurement:
     recall: float
+    miss_gap: float  # median similarity shortfall of returned rows outside the exact top k (0: none)
     latency_ms: np.ndarray  # per query: median over the timed passes
     build_s: float
     size_kb: float
@@ -82,6 +86,7 @@ class AnnRow:
         row: dict[str, Any] = {"index": self.index, "kind": self.kind, "params": self.params}
         for label in labels:
             row[f"recall@{k}_{label}"] = round(self.by_data[label].recall, 4)
+            row[f"miss_gap_{label}"] = round(self.by_data[label].miss_gap, 5)
         row.update({
             "latency_ms_avg": round(first.avg_ms, 4),
             "latency_ms_p99": round(first.p99_ms, 4),
@@ -128,34 +133,75 @@ def kth_similarity(vectors: np.ndarray, queries: np.ndarray, k: int) -> np.ndarr
     return -np.partition(-scores, k - 1, axis=1)[:, k - 1]
 
 
-def recall_at_k(found: list[list[int]], vectors: np.ndarray, queries: np.ndarray, kth: np.ndarray, k: int) -> float:
-    """Mean overlap of each top-k with the exact top-k, tie-aware: a returned row whose true
-    similarity equals the k-th exact one is as good as the row exact search chose (duplicate
-    chunks have identical vectors, and either may be ranked 5th)."""
+def recall_at_k(found: list[list[int]], vectors: np.ndarray, queries: np.ndarray, kth: np.ndarray, k: int
+                ) -> tuple[float, float]:
+    """Mean overlap of each top-k with the exact top-k, and the median similarity gap of the misses.
+
+    Tie-aware: a returned row whose true similarity equals the k-th exact one is as good as the
+    row exact search chose (duplicate chunks have identical vectors, and either may rank k-th).
+    The gap (k-th exact similarity minus a missed row's) tells a near-tie from a real miss.
+    """
     k = min(k, vectors.shape[0])
     total = 0.0
+    gaps: list[float] = []
     for rows, q, threshold in zip(found, queries, kth):
         rows = list(dict.fromkeys(rows))[:k]
         sims = vectors[rows] @ q if rows else np.empty(0)
-        total += min(k, int(np.sum(sims >= threshold - TIE_EPS))) / k
-    return total / len(found)
+        good = sims >= threshold - TIE_EPS
+        total += min(k, int(good.sum())) / k
+        gaps.extend((threshold - sims[~good]).tolist())
+    return total / len(found), float(np.median(gaps)) if gaps else 0.0
 
 
-def time_queries(index: VectorIndex, queries: np.ndarray, k: int, warmup: int, repeats: int
-                 ) -> tuple[list[list[int]], np.ndarray]:
-    """Rows found (first pass) and per-query latency in ms (median over ``repeats`` passes)."""
+def time_queries(index: VectorIndex, queries: np.ndarray, k: int, warmup: int, repeats: int,
+                 reference: VectorIndex | None = None) -> tuple[list[list[int]], np.ndarray, np.ndarray | None]:
+    """Rows found (first pass) and per-query latency in ms (median over ``repeats`` passes);
+    with a ``reference`` index, also its latency on each query, timed right after the index's."""
     for q in queries[:warmup]:
         index.search(q, k)
+        if reference is not None:
+            reference.search(q, k)
     times = np.empty((max(1, repeats), len(queries)))
+    ref_times = np.empty_like(times)
     found: list[list[int]] = []
     for r in range(times.shape[0]):
         for i, q in enumerate(queries):
             t0 = time.perf_counter_ns()
             hits = index.search(q, k)
             times[r, i] = time.perf_counter_ns() - t0
+            if reference is not None:
+                t0 = time.perf_counter_ns()
+                reference.search(q, k)
+                ref_times[r, i] = time.perf_counter_ns() - t0
             if r == 0:
                 found.append([row for row, _ in hits])
-    return found, np.median(times, axis=0) / 1e6
+    ref = np.median(ref_times, axis=0) / 1e6 if reference is not None else None
+    return found, np.median(times, axis=0) / 1e6, ref
+
+
+@contextmanager
+def limit_threads(threads: int | None):
+    """Limit FAISS's OpenMP and numpy's BLAS pools. One query gains nothing from threads, and on a
+    busy machine their synchronisation can make a millisecond search 100x slower."""
+    if not threads:
+        yield
+        return
+    import faiss
+
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # a scikit-learn dependency; without it BLAS keeps its default pool
+        log.warning("threadpoolctl is not installed: numpy's BLAS threads are not limited")
+        blas = nullcontext()
+    else:
+        blas = threadpool_limits(limits=int(threads), user_api="blas")
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(int(threads))
+    try:
+        with blas:
+            yield
+    finally:
+        faiss.omp_set_num_threads(before)
 
 
 class _Builder:
@@ -206,23 +252,30 @@ def _params(index: VectorIndex) -> dict:
 
 
 def run_ann(specs: Sequence[IndexSpec], datasets: Sequence[Dataset], bases: dict[str, dict], k: int = 5,
-            warmup: int = 20, repeats: int = 3, step: Callable[[str], None] | None = None) -> list[AnnRow]:
-    """Measure every spec on every dataset; ``step(description)`` is called before each measurement."""
+            warmup: int = 20, repeats: int = 3, threads: int | None = 1,
+            step: Callable[[str], None] | None = None) -> list[AnnRow]:
+    """Measure every spec on every dataset; ``step(description)`` is called before each measurement.
+
+    The first spec (exact search) is the reference: each other index's latency ratio divides its
+    average by exact search's average over the same queries, timed interleaved with it.
+    """
     if specs[0].kind != "exact":
         raise FedlabError("the first index spec must be exact search (the reference)")
     rows = [AnnRow(s.name, s.kind, {}) for s in specs]
-    with tempfile.TemporaryDirectory(prefix="fedlab-bench-", ignore_cleanup_errors=True) as tmp:
+    with tempfile.TemporaryDirectory(prefix="fedlab-bench-", ignore_cleanup_errors=True) as tmp, \
+            limit_threads(threads):
         for data in datasets:
             builder = _Builder(bases, Path(tmp))
             kth = kth_similarity(data.vectors, data.queries, k)
+            exact = None
             for spec, row in zip(specs, rows):
                 if step:
                     step(f"{data.label}: {spec.name}")
                 index, build_s, size_kb = builder.get(spec, data)
-                found, latency = time_queries(index, data.queries, k, warmup, repeats)
-                row.by_data[data.label] = Measurement(recall_at_k(found, data.vectors, data.queries, kth, k),
-                                                      latency, build_s, size_kb, _params(index))
-            exact_avg = rows[0].by_data[data.label].avg_ms
-            for row in rows:
-                row.ratio[data.label] = row.by_data[data.label].avg_ms / exact_avg
+                found, latency, ref = time_queries(index, data.queries, k, warmup, repeats, reference=exact)
+                recall, gap = recall_at_k(found, data.vectors, data.queries, kth, k)
+                row.by_data[data.label] = Measurement(recall, gap, latency, build_s, size_kb, _params(index))
+                row.ratio[data.label] = 1.0 if ref is None else float(latency.mean() / ref.mean())
+                if exact is None:
+                    exact = index
     return rows

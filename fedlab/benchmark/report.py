@@ -16,6 +16,17 @@ SHOWN = {
     "chroma": ("M", "construction_ef", "search_ef"),
 }
 LOADED = 0.5  # 1-min load average per core above which timings are flagged as noisy
+# FedQuery's published table (seed 000, "HNSW vs IVF Benchmark": 1,545 chunks x 384 dims), keyed by
+# the row of conf/bench.yaml with the same setting. Its "Recall@5" row is on random vectors.
+FEDQUERY_N = 1545
+FEDQUERY = {
+    "hnsw_M32_ef64": {"label": "HNSW M=32 efSearch=64", "recall_random": 0.933, "recall_real": 1.0,
+                      "avg_ms": 0.030, "p99_ms": 0.057, "size_kb": 2727},
+    "ivf_nlist25_nprobe10": {"label": "IVF nlist=25 nprobe=10", "recall_random": 0.959, "recall_real": 1.0,
+                             "avg_ms": 0.017, "p99_ms": 0.022, "size_kb": 2367},
+    "exact": {"label": "brute force", "recall_random": 1.0, "recall_real": 1.0,
+              "avg_ms": 0.031, "p99_ms": 0.036, "size_kb": 2318},
+}
 
 
 @dataclass
@@ -64,15 +75,19 @@ def _f(x: float, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
-def ann_table_rows(result: BenchResult) -> tuple[list[str], list[list[str]]]:
+def ann_table_rows(result: BenchResult, compact: bool = False) -> tuple[list[str], list[list[str]]]:
+    """Header and cells of the index table; ``compact`` (the terminal) drops params and miss gap."""
     k = result.k
     labels = result.labels
-    header = ["index", "params", *[f"recall@{k} {lb}" for lb in labels], "avg ms", "p99 ms",
-              *[f"× exact {lb}" for lb in labels], "build s", "size KB"]
+    header = ["index", *([] if compact else ["params"]), *[f"R@{k} {lb}" for lb in labels],
+              *([] if compact else [f"miss gap {labels[0]}"]), "avg ms", "p99 ms",
+              *[f"×exact {lb}" for lb in labels], "build s", "KB"]
     body = []
     for row in result.rows:
         first = row.by_data[labels[0]]
-        body.append([row.index, shown_params(row), *[_f(row.by_data[lb].recall) for lb in labels],
+        body.append([row.index, *([] if compact else [shown_params(row)]),
+                     *[_f(row.by_data[lb].recall) for lb in labels],
+                     *([] if compact else [_f(first.miss_gap, 4) if first.miss_gap else "–"]),
                      _f(first.avg_ms), _f(first.p99_ms), *[f"{row.ratio[lb]:.2f}" for lb in labels],
                      _f(first.build_s, 2), f"{first.size_kb:,.0f}"])
     return header, body
@@ -93,7 +108,7 @@ def load_note(ctx: dict) -> str:
             f"and {end:.2f} when it finished.")
     if max(start, end) / cores > LOADED:
         note += (" Other jobs were running, so absolute times are noisy: compare the ratios to exact "
-                 "search, which were measured in the same run minutes apart.")
+                 "search, which was timed on each query right after the index, under the same load.")
     return note
 
 
@@ -118,9 +133,10 @@ def markdown(result: BenchResult) -> str:
         f"{k}th exact similarity counts as a match). Latency is one `search(query, k={k})` call through "
         f"fedlab's index interface, timed per query after {ctx.get('warmup')} warm-up queries as the median "
         f"of {ctx.get('repeats')} passes, then averaged (avg) or taken at the 99th percentile (p99) over the "
-        f"queries; avg/p99/build/size are for the {primary} data, and `× exact` divides the average latency "
-        f"by exact search's in the same run on the same data. Size is the saved index on disk; build time "
-        f"is `build()` alone. FAISS ran with {ctx.get('threads')} OpenMP thread(s). Configurations that differ "
+        f"queries; avg/p99/build/size are for the {primary} data. `×exact` divides the average latency by exact "
+        f"search's average over the same queries, exact search being timed on each query right after the index "
+        f"(both see the same machine load). Size is the saved index on disk; build time is `build()` alone. "
+        f"FAISS (OpenMP) and numpy (BLAS) ran with {ctx.get('threads')} thread(s). Configurations that differ "
         f"only in a search-time parameter (efSearch, nprobe, ef) share one built index, hence one build time.",
         "",
         "Reproduce: `make bench` (writes this file; `BENCH_OUT=rows.json make bench` also writes the rows "
@@ -131,18 +147,25 @@ def markdown(result: BenchResult) -> str:
         "",
         "## Indexes",
         "",
+        f"`R@{k}` = recall@{k}; `miss gap` = median amount by which a returned {primary} row outside the exact "
+        f"top {k} falls short of the {k}th exact similarity (small = a near-tie, not a wrong passage). "
+        f"{_duplicates(ctx)}",
+        "",
         _md_table(header, body),
         "",
     ]
     out += _observations(result)
+    out += _fedquery(result)
     if result.throughput:
         ref = ctx.get("throughput_reference", "minilm")
         out += [
             "## Embedder throughput",
             "",
             f"`measure_throughput` on a seeded sample of real chunks (the first N of the same sample for each "
-            f"model; slow models get fewer). Load = model load plus a warm-up batch. Ratio = passages/s "
-            f"divided by `{ref}`'s.",
+            f"model; slow models get fewer). The models were measured in turn for {ctx.get('throughput_rounds', 1)} "
+            f"round(s), each keeping its fastest, so that all saw similar machine load; on a busy machine the "
+            f"ratios still move, as the runtimes use threads differently. Load = first model load plus a "
+            f"warm-up batch. Ratio = passages/s divided by `{ref}`'s.",
             "",
             _md_table(["embedder", "passages", "mean tokens", "load s", "seconds", "passages/s", f"× {ref}"],
                       [[t.embedder, str(t.passages), f"{t.mean_tokens:.0f}", _f(t.load_s, 2), _f(t.seconds, 2),
@@ -188,13 +211,50 @@ def _observations(result: BenchResult) -> list[str]:
     return lines + [""]
 
 
+def _duplicates(ctx: dict) -> str:
+    if ctx.get("duplicate_rows") is None:
+        return ""
+    return (f"{ctx['duplicate_rows']} of the {ctx.get('n')} chunk vectors duplicate another row exactly "
+            "(boilerplate repeated across statements); ties with them count as matches.")
+
+
+def _fedquery(result: BenchResult) -> list[str]:
+    """FedQuery's published numbers beside ours for the same settings (where the rows exist)."""
+    labels = result.labels
+    rows = {r.index: r for r in result.rows if r.index in FEDQUERY}
+    if not rows or not {"real", "random"} <= set(labels):
+        return []
+    k, n = result.k, result.context.get("n")
+    body = []
+    for name, ref in FEDQUERY.items():
+        if name not in rows:
+            continue
+        row = rows[name]
+        rnd = row.by_data["random"]
+        body.append([ref["label"], f"{ref['recall_random']:.3f} / {rnd.recall:.3f}",
+                     f"{ref['recall_real']:.3f} / {row.by_data['real'].recall:.3f}",
+                     f"{ref['avg_ms']:.3f} / {rnd.avg_ms:.3f}", f"{ref['p99_ms']:.3f} / {rnd.p99_ms:.3f}",
+                     f"{ref['size_kb']:,} / {rnd.size_kb:,.0f}"])
+    return [
+        "## Against FedQuery's published table",
+        "",
+        f"FedQuery (seed 000) reports these settings on {FEDQUERY_N:,} chunks; this corpus has {n:,}, so sizes "
+        f"scale by about {n / FEDQUERY_N:.1f}× and IVF lists hold more vectors each. Each cell is FedQuery / here; "
+        f"latencies here are on the random vectors and include fedlab's wrapper around the library call, so only "
+        f"their order, not their value, is comparable.",
+        "",
+        _md_table(["setting", f"recall@{k} random", f"recall@{k} real queries", "avg ms", "p99 ms", "size KB"], body),
+        "",
+    ]
+
+
 def rich_table(result: BenchResult):
     from rich.table import Table
 
-    header, body = ann_table_rows(result)
+    header, body = ann_table_rows(result, compact=True)
     table = Table(title=f"ANN benchmark (n={result.context.get('n')}, dim={result.context.get('dim')})")
     for i, name in enumerate(header):
-        table.add_column(name, justify="left" if i < 2 else "right")
+        table.add_column(name, justify="left" if i == 0 else "right")
     for cells in body:
         table.add_row(*cells)
     return table
@@ -206,6 +266,7 @@ def figure(result: BenchResult):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
 
     labels = result.labels
     fig, axes = plt.subplots(1, len(labels), figsize=(6 * len(labels), 4.5), sharey=True, squeeze=False)
@@ -218,6 +279,10 @@ def figure(result: BenchResult):
                        label=row.kind if row.kind not in ax.get_legend_handles_labels()[1] else None)
             ax.annotate(row.index, (x, y), fontsize=6, xytext=(3, 2), textcoords="offset points")
         ax.set_xscale("log")
+        lo, hi = ax.get_xlim()
+        ax.set_xticks([t for t in (0.1, 0.2, 0.5, 1, 2, 5, 10, 20, 50) if lo <= t <= hi])
+        ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("average latency / exact search (log)")
         ax.set_title(f"{lb} vectors")
         ax.grid(True, alpha=0.3)

