@@ -1,0 +1,38 @@
+"""The agent's boundary types: what `ask` prints and what the evaluation measures."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+CONFIDENCE_LEVELS = ("high", "medium", "low", "insufficient")
+
+
+@dataclass(frozen=True)
+class Citation:
+    n: int  # the [n] marker in the final answer, 1-based, no gaps, in order of first appearance
+    chunk_id: str
+    doc_id: str
+    title: str
+    meeting_date: str
+    section: str | None
+    text: str  # the cited passage as shown (the retrieved chunk's returned span)
+
+
+@dataclass
+class AgentAnswer:
+    question: str
+    answer: str  # with [1]-style markers; for an abstention, a plain statement that the documents do not answer it
+    abstained: bool
+    confidence: float  # in [0, 1]; calibrated when a calibrator is configured
+    confidence_level: str  # one of CONFIDENCE_LEVELS
+    citations: list[Citation] = field(default_factory=list)
+    retrieved_chunk_ids: list[str] = field(default_factory=list)  # every chunk the agent retrieved (all attempts)
+    intent: str = "fomc"  # "fomc" | "off_topic" | "unclear"
+    attempts: int = 1  # searches made (1 + reformulations)
+    raw_confidence: float | None = None  # the uncalibrated retrieval-signal score
+    signals: dict[str, float] = field(default_factory=dict)  # retrieval signals behind the confidence
+    latency_ms: dict[str, float] = field(default_factory=dict)  # per stage: assess, search, synthesize, validate, total
+    lm_usage: dict[str, int] = field(default_factory=dict)  # prompt_tokens, completion_tokens (0 for extractive)
+    dropped_citations: int = 0  # markers removed by validate_citations
+
+    def to_json(self) -> dict:
+        return asdict(self)
