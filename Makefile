@@ -6,6 +6,12 @@ BIN := $(VENV)/bin
 PYTHON := $(BIN)/python
 STAMP := $(VENV)/.installed
 STUDY ?= default
+CORPUS := data/corpus/fomc/docs.jsonl
+# The saved copy of the site beside the checkout is used when FEDLAB_MIRROR is not set.
+FEDLAB_MIRROR ?= $(abspath $(wildcard ../shared/fomc-mirror))
+ifneq ($(FEDLAB_MIRROR),)
+export FEDLAB_MIRROR
+endif
 JOBS ?= 1
 export MLFLOW_DISABLE_TELEMETRY ?= true
 export RAGAS_DO_NOT_TRACK ?= true
@@ -20,6 +26,11 @@ help:
 	@echo "make install   create .venv (Python 3.11) with torch CPU and fedlab[dev] under constraints.txt"
 	@echo "make data      build the FOMC corpus (FEDLAB_MIRROR=DIR reads a saved copy of the site)"
 	@echo "make test      run the test suite"
+	@echo "make sweep     the main job: run a study (STUDY=default|ann|embedders, JOBS=2 for parallel jobs)"
+	@echo "make export    best run of the latest sweep -> conf/production.yaml"
+	@echo "make gate      evaluate conf/production.yaml on the test split against conf/gates.yaml"
+	@echo "make ui        MLflow UI on 127.0.0.1:5000"
+	@echo "make ask Q=... ask the production pipeline a question"
 	@echo "make bench     ANN / embedder / cache benchmark (BENCH_OUT=FILE for JSON)"
 
 install: $(STAMP)
@@ -31,7 +42,12 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
 	touch $(STAMP)
 
+# `make data` always re-checks the site (a cached re-run fetches nothing); the other targets
+# build the corpus only when it is missing.
 data: $(STAMP)
+	$(PYTHON) -m fedlab.ingest
+
+$(CORPUS): | $(STAMP)
 	$(PYTHON) -m fedlab.ingest
 
 test: $(STAMP)
@@ -40,8 +56,27 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PYTHON) -m pytest
 
-bench: $(STAMP) data
+bench: $(STAMP) $(CORPUS)
 	$(PYTHON) -m fedlab.bench
+
+# The main job: run a study (experiments/$(STUDY).yaml) as a Hydra multirun logged to MLflow.
+sweep: $(STAMP) $(CORPUS)
+	$(PYTHON) -m fedlab.evaluate --multirun --config-dir experiments --config-name $(STUDY) \
+	  $(if $(filter-out 1,$(JOBS)),hydra/launcher=joblib hydra.launcher.n_jobs=$(JOBS)) $(ARGS)
+
+# Best run of the latest sweep -> conf/production.yaml
+export: $(STAMP)
+	$(PYTHON) -m fedlab.export $(ARGS)
+
+# conf/production.yaml on the test split against conf/gates.yaml; non-zero exit on a breach.
+gate: $(STAMP) $(CORPUS)
+	$(PYTHON) -m fedlab.gate $(ARGS)
+
+ui: $(STAMP)
+	$(BIN)/mlflow ui --host 127.0.0.1 --port $(or $(PORT),5000) --backend-store-uri sqlite:///$(CURDIR)/mlflow.db
+
+ask: $(STAMP)
+	$(PYTHON) -m fedlab.ask "$(Q)"
 
 clean:
 	rm -rf data logs mlflow.db mlruns

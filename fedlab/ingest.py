@@ -23,6 +23,7 @@ def main(cfg: DictConfig) -> None:
         mirror=corpus.mirror,
         fetch=OmegaConf.to_container(corpus.fetch, resolve=True),
         volatile_ttl_h=corpus.volatile_ttl_h,
+        allow_shrink=corpus.allow_shrink,
     )
 
 

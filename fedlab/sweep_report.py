@@ -129,8 +129,11 @@ def report_sweep(tracking_uri: str, experiment: str, parent_id: str, wall_s: flo
 
 def _print(console: Console, rows: list[ChildRun], objective: str, latency: str, front: set[str], n: int) -> None:
     table = Table(title=f"top {len(rows)} of {n} configs by {objective}")
-    for col in ("#", "run", objective, "mrr@10", "ndcg@10", latency, "frontier"):
-        table.add_column(col, justify="right" if col not in ("run",) else "left")
+    for col in ("#", "run", objective, "mrr@10", "ndcg@10", "p95 ms", "frontier"):
+        if col == "run":
+            table.add_column(col, justify="left", overflow="fold", min_width=30)
+        else:
+            table.add_column(col, justify="right", no_wrap=True)
     for i, c in enumerate(rows, 1):
         m = lambda name: f"{c.metrics.get(mlflow_name(name), float('nan')):.3f}"  # noqa: E731
         table.add_row(str(i), c.name, m(objective), m("mrr@10"), m("ndcg@10"),

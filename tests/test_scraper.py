@@ -132,3 +132,16 @@ def test_damaged_cache_entry_is_refetched(tmp_path, site_dir):
 def test_retry_after_parsing(value, expected):
     got = parse_retry_after(value)
     assert got == expected if expected is None else got >= expected
+
+
+def test_a_failed_run_never_replaces_a_good_snapshot(tmp_path, site_dir):
+    from fedlab.errors import FedlabError
+
+    with FaultySite(site_dir) as site:
+        good = _ingest(tmp_path, site.url, [])
+    before = (tmp_path / "corpus" / "docs.jsonl").read_bytes()
+    # The site is gone: every page times out or is refused.
+    with pytest.raises(FedlabError, match="kept the snapshot"):
+        _ingest(tmp_path, "http://127.0.0.1:9", [], max_attempts=1, timeout_s=0.2)
+    assert (tmp_path / "corpus" / "docs.jsonl").read_bytes() == before
+    assert len(good.documents) > 10

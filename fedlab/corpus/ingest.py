@@ -27,6 +27,7 @@ def run_ingest(
     fetch: dict | None = None,
     volatile_ttl_h: float = 24.0,
     console: Console | None = None,
+    allow_shrink: bool = False,
 ) -> BuildReport:
     console = console or Console(stderr=True)
     transport = None
@@ -86,6 +87,7 @@ def run_ingest(
     report.missing.sort(key=lambda m: m["url"])
     report.fetched, report.cached = counts["fetched"], counts["cached"]
     report.content_hash = content_hash(report.documents)
+    _refuse_to_shrink(Path(out_dir), report, allow_shrink)
     write_snapshot(
         Path(out_dir), report,
         {"corpus": name, "source": source, "years": [years.start, years.stop - 1]},
@@ -93,6 +95,29 @@ def run_ingest(
     elapsed = time.perf_counter() - started
     _summary(console, report, counts, elapsed, Path(out_dir))
     return report
+
+
+def _refuse_to_shrink(out_dir: Path, report: BuildReport, allow_shrink: bool) -> None:
+    """A run that got fewer documents than the snapshot on disk (the site or the network was
+    down) must not replace it: that would be silent data loss."""
+    from fedlab.corpus.build import load_manifest
+
+    if not (out_dir / "manifest.json").is_file():
+        if not report.documents:
+            raise FedlabError(
+                f"no documents could be fetched ({len(report.missing)} pages missing, e.g. "
+                f"{report.missing[0]['url'] if report.missing else '?'}): check the network, or set "
+                "FEDLAB_MIRROR / corpus.mirror to a saved copy of the site"
+            )
+        return
+    before = load_manifest(out_dir)["counts"]["total"]
+    if len(report.documents) < before and not allow_shrink:
+        raise FedlabError(
+            f"this run got {len(report.documents)} documents but the snapshot in {out_dir} has {before}; "
+            f"kept the snapshot ({len(report.missing)} pages missing, e.g. "
+            f"{report.missing[0]['url'] if report.missing else '?'}). Check the network or the mirror, "
+            "or pass corpus.allow_shrink=true to replace it"
+        )
 
 
 def _summary(console: Console, report: BuildReport, counts: dict, elapsed: float, out_dir: Path) -> None:
