@@ -1,7 +1,6 @@
 """`python -m fedlab.evaluate`: compose a pipeline, evaluate a question set, log one MLflow run."""
 from __future__ import annotations
 
-import json
 import logging
 import time
 from pathlib import Path
@@ -29,6 +28,8 @@ def run_name(cfg: DictConfig) -> str:
     reranker = _short(cfg.reranker._target_, "Reranker")
     if reranker != "no":
         parts.append(reranker)
+    if "agent" in cfg and "lm" in cfg:
+        parts.append(f"agent-{_short(cfg.lm._target_, 'Backend')}")
     return "/".join(str(p) for p in parts)
 
 
@@ -53,6 +54,12 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> dict[str, flo
     metrics.update({f"build_s.{stage}": s for stage, s in pipeline.info.seconds.items()})
     metrics["build_s.total"] = build_s
     metrics.update(pipeline.info.chunking)
+    agent = None
+    if "agent" in cfg:  # answer-level measures; the retrieval metrics above stay the pipeline's own
+        from fedlab.agent_eval.harness import evaluate_agent
+
+        agent = evaluate_agent(cfg, pipeline, questions, progress=cfg.eval.progress, console=console)
+        metrics.update(agent.metrics)
 
     tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)
     tags = {
@@ -75,12 +82,38 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> dict[str, flo
         write_json(tmp / "metrics.json", metrics)
         write_run(tmp / "trec" / "run.trec", outcome.run, tag=run.info.run_id)
         write_qrels(tmp / "trec" / "qrels.trec", outcome.qrels)
+        if agent is not None:
+            _log_agent(tracker, tmp, agent, cfg)
         tracker.log_artifact_dir(tmp)
         run_id = run.info.run_id
     if cfg.eval.metrics_out:
         write_json(cfg.eval.metrics_out, metrics)
     print_metrics(console, name, metrics, run_id, pipeline.info)
+    if agent is not None:
+        from fedlab.agent_eval.harness import print_agent_metrics
+
+        print_agent_metrics(console, metrics)
     return metrics
+
+
+def _log_agent(tracker, tmp: Path, agent, cfg: DictConfig) -> None:
+    """agent_answers.jsonl, the reliability diagram and the calibrator in use."""
+    import shutil
+
+    import matplotlib.pyplot as plt
+
+    from fedlab.agent_eval.calibration import reliability_figure
+    from fedlab.io import write_jsonl
+
+    write_jsonl(tmp / "agent_answers.jsonl", agent.rows)
+    curves = {"raw score": agent.curves["raw"]}
+    if cfg.agent.get("calibration"):
+        curves["calibrated"] = agent.curves["reported"]
+        (tmp / "agent").mkdir(exist_ok=True)
+        shutil.copyfile(cfg.agent.calibration, tmp / "agent" / "calibration.json")
+    fig = reliability_figure(curves, title=f"reliability ({cfg.dataset.split} split)")
+    tracker.log_figure(fig, "agent/reliability.png")
+    plt.close(fig)
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="evaluate")

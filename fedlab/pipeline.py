@@ -69,12 +69,13 @@ class Pipeline:
     embedder: Any | None
     info: BuildInfo
 
-    def search(self, question: str, k: int | None = None, hint=None):
-        """Retrieve; ``embed_ms`` is the model's compute time even for a cached query vector."""
+    def search(self, question: str, k: int | None = None, hint=None, flt=None):
+        """Retrieve (``flt``: a MetadataFilter); ``embed_ms`` is the model's compute time even
+        for a cached query vector."""
         if self.embedder is None:
-            return self.retriever.search(question, k=k, hint=hint)
+            return self.retriever.search(question, k=k, hint=hint, flt=flt)
         self.embedder.compute_ms = 0.0
-        result = self.retriever.search(question, k=k, hint=hint)
+        result = self.retriever.search(question, k=k, hint=hint, flt=flt)
         if "embed_ms" in result.timings:
             measured = result.timings["embed_ms"]
             result.timings["embed_ms"] = self.embedder.compute_ms
@@ -133,6 +134,15 @@ def build_vector_index(index, vectors: np.ndarray, chunks: list[Chunk], cache: A
     return type(index).load(path / "index", **search_params)
 
 
+def attach_token_store(reranker, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo, progress: bool) -> None:
+    """Late interaction: every passage's token vectors, computed once per chunk set."""
+    texts = [c.text for c in chunks]
+    key = content_key("token_vectors", texts_key(texts), reranker.fingerprint())
+    path = _timed(info, "token_vectors", cache, "token_vectors", key,
+                  lambda tmp: reranker.encode_store(texts, tmp, progress))
+    reranker.attach_store(texts, path)
+
+
 def build_bm25(bm25, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo):
     key = content_key("bm25", texts_key([c.text for c in chunks]), bm25.fingerprint(include_search=False))
 
@@ -184,6 +194,8 @@ def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress
     if kind in LEXICAL_KINDS:
         bm25 = build_bm25(instantiate(cfg.bm25), chunks, cache, info)
     reranker = instantiate(cfg.reranker)
+    if hasattr(reranker, "encode_store"):
+        attach_token_store(reranker, chunks, cache, info, progress)
     make_retriever = instantiate(cfg.retriever)
     dense_embedder = QueryCachingEmbedder(embedder, cache) if kind in DENSE_KINDS else None
     retriever = make_retriever(chunks=chunks, embedder=dense_embedder, index=index, bm25=bm25, reranker=reranker)

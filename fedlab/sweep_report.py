@@ -9,7 +9,7 @@ from rich.table import Table
 from fedlab.eval.metrics import mlflow_name
 from fedlab.sweep import pareto_front
 
-BUILD_STAGES = ("chunks", "embeddings", "index", "bm25")
+BUILD_STAGES = ("chunks", "embeddings", "index", "bm25", "token_vectors")
 
 
 @dataclass

@@ -171,3 +171,21 @@ def test_reranker_yamls_instantiate(tiny_cross_encoder):
     late = instantiate(OmegaConf.load(conf / "late_interaction.yaml"))
     assert isinstance(late, LateInteractionReranker) and late.overfetch == 3 and late.cache_size == 2048
     assert isinstance(instantiate(OmegaConf.load(conf / "none.yaml")), NoReranker)
+
+
+def test_token_store_scores_equal_on_the_fly_scores(tmp_path):
+    """The per-chunk-set token store (computed once, memory-mapped) changes no score."""
+    from fedlab.retrieval.rerank import LateInteractionReranker
+
+    passages = [
+        "The Committee decided to maintain the target range for the federal funds rate.",
+        "Participants noted that inflation remained elevated.",
+        "The staff projection for real GDP growth was revised down.",
+    ]
+    fresh = LateInteractionReranker(cache_size=0)
+    expected = fresh.scores("What did the Committee decide?", passages)
+    stored = LateInteractionReranker(cache_size=0)
+    stored.encode_store(passages, tmp_path)
+    stored.attach_store(passages, tmp_path)
+    assert stored.scores("What did the Committee decide?", passages) == pytest.approx(expected, abs=1e-5)
+    assert stored.fingerprint() == fresh.fingerprint()

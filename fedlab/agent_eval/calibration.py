@@ -173,3 +173,6 @@ def reliability_figure(curves: dict[str, list[ReliabilityBin]], title: str = "re
     hist.set(xlabel="confidence", ylabel="answers")
     fig.tight_layout()
     return fig
+
+
+load = load_calibrator  # the name fedlab.agent.confidence looks up

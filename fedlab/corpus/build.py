@@ -10,7 +10,7 @@ from pathlib import Path
 
 from fedlab import io
 from fedlab.corpus import calendar
-from fedlab.corpus.clean import CleaningError, clean_minutes, clean_statement, decode
+from fedlab.corpus.clean import clean_minutes, clean_statement, decode
 from fedlab.corpus.document import Document, doc_id_for
 from fedlab.corpus.fetch import FetchResult, PageFetcher
 

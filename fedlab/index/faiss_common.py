@@ -6,7 +6,7 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from fedlab.index.base import Pairs
+from fedlab.index.base import Pairs, dir_size
 from fedlab.io import write_bytes
 
 FAISS_FILE = "faiss.index"
@@ -27,3 +27,18 @@ def read_faiss(directory: Path) -> faiss.Index:
 
 def serialized_size(index: faiss.Index) -> int:
     return int(faiss.serialize_index(index).size)
+
+
+class FaissStorage:
+    """Save/load/size for index classes that keep a FAISS index in ``self._index``."""
+
+    def _write(self, directory: Path) -> None:
+        write_faiss(self._index, directory)
+
+    def _read(self, directory: Path) -> None:
+        self._index = read_faiss(directory)
+
+    def size_bytes(self) -> int:
+        if self._saved_dir is not None:
+            return dir_size(self._saved_dir / FAISS_FILE)
+        return serialized_size(self._index)

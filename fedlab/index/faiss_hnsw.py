@@ -2,18 +2,17 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 import faiss
 import numpy as np
 
-from fedlab.index.base import Pairs, VectorIndex, dir_size, widen
-from fedlab.index.faiss_common import FAISS_FILE, pairs, read_faiss, serialized_size, write_faiss
+from fedlab.index.base import Pairs, VectorIndex, widen
+from fedlab.index.faiss_common import FaissStorage, pairs
 
 
 @dataclass(kw_only=True)
-class FaissHNSWIndex(VectorIndex):
+class FaissHNSWIndex(FaissStorage, VectorIndex):
     M: int = 32
     efConstruction: int = 200
     efSearch: int = 128
@@ -43,14 +42,3 @@ class FaissHNSWIndex(VectorIndex):
     def _search_native(self, queries, k, keep, allowed, flt) -> list[Pairs]:
         sel = faiss.IDSelectorBatch(allowed.astype(np.int64))
         return widen(lambda ef, rows: self._run(queries[rows], k, ef, sel), len(queries), k, self.efSearch, self.n)
-
-    def _write(self, directory: Path) -> None:
-        write_faiss(self._index, directory)
-
-    def _read(self, directory: Path) -> None:
-        self._index = read_faiss(directory)
-
-    def size_bytes(self) -> int:
-        if self._saved_dir is not None:
-            return dir_size(self._saved_dir / FAISS_FILE)
-        return serialized_size(self._index)

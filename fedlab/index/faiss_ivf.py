@@ -3,18 +3,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import ClassVar
 
 import faiss
 import numpy as np
 
-from fedlab.index.base import Pairs, VectorIndex, dir_size, widen
-from fedlab.index.faiss_common import FAISS_FILE, pairs, read_faiss, serialized_size, write_faiss
+from fedlab.index.base import Pairs, VectorIndex, widen
+from fedlab.index.faiss_common import FaissStorage, pairs
 
 
 @dataclass(kw_only=True)
-class FaissIVFIndex(VectorIndex):
+class FaissIVFIndex(FaissStorage, VectorIndex):
     nlist: int = 64
     nprobe: int = 8
     seed: int = 1234  # k-means initialisation and sampling: same data + seed = same index
@@ -59,14 +58,3 @@ class FaissIVFIndex(VectorIndex):
         # search scans about as many candidates as an unfiltered one (capped at nlist).
         nprobe = math.ceil(self.nprobe * self.n / allowed.size)
         return self._search(queries, k, nprobe, faiss.IDSelectorBatch(allowed.astype(np.int64)))
-
-    def _write(self, directory: Path) -> None:
-        write_faiss(self._index, directory)
-
-    def _read(self, directory: Path) -> None:
-        self._index = read_faiss(directory)
-
-    def size_bytes(self) -> int:
-        if self._saved_dir is not None:
-            return dir_size(self._saved_dir / FAISS_FILE)
-        return serialized_size(self._index)

@@ -49,7 +49,7 @@ class DateRange(BaseModel):
     lte: IsoDate | None = Field(None, description="last meeting date included")
 
     @model_validator(mode="after")
-    def _ordered(self) -> "DateRange":
+    def _ordered(self) -> DateRange:
         if self.gte is not None and self.lte is not None and self.gte > self.lte:
             raise ValueError(f"meeting_date range is empty: gte {self.gte} is after lte {self.lte}")
         return self
@@ -85,7 +85,7 @@ class HintArg(BaseModel):
         return DateHint(self.date_from, self.date_to, self.scope, self.text)
 
     @classmethod
-    def from_hint(cls, hint: DateHint) -> "HintArg":
+    def from_hint(cls, hint: DateHint) -> HintArg:
         return cls(date_from=hint.date_from, date_to=hint.date_to, scope=hint.scope, text=hint.text)
 
 

@@ -60,10 +60,7 @@ class FomcTools:
         k = self.default_top_k if top_k is None else top_k
         date_hint = hint.to_hint() if hint is not None else None
         with self._lock:
-            if flt is None:
-                result = self.pipeline.search(query, k=k, hint=date_hint)
-            else:  # Pipeline.search takes no filter; its retriever does
-                result = self.pipeline.retriever.search(query, k=k, flt=flt, hint=date_hint)
+            result = self.pipeline.search(query, k=k, hint=date_hint, flt=flt)
         log.info("search_fomc k=%d k_used=%d hits=%d filter=%s %.1f ms", k, result.k_used, len(result.hits),
                  flt, result.timings.get("total_ms", 0.0))
         return search_result(query, result, self.docs)
@@ -168,6 +165,7 @@ def load_pipeline(config: str, overrides: list[str]):
     cfg = compose(config, list(overrides))
     t0 = time.perf_counter()
     pipeline = build_pipeline(cfg, progress=False)
+    pipeline.search("federal funds rate")  # loads a lazily loaded query model now, not on the first call
     log.info("pipeline %s (retriever=%s) on %d documents, %d chunks in %.1f s; cache %s", config,
              cfg.retriever.kind, len(pipeline.corpus.documents), len(pipeline.chunks), time.perf_counter() - t0,
              pipeline.info.cache)

@@ -110,6 +110,9 @@ class LateInteractionReranker:
         self.batch_size = int(batch_size)
         self.cache_size = int(cache_size)
         model_dir = resolve_model_dir(model)
+        self.model_dir = model_dir
+        self._store = None
+        self._rows: dict[str, tuple[int, int]] = {}
         key = (model_dir, device)
         if key not in self._shared:
             from sentence_transformers import SentenceTransformer
@@ -129,9 +132,53 @@ class LateInteractionReranker:
             out.append(torch.nn.functional.normalize(t.float(), dim=-1))
         return out
 
+    def fingerprint(self) -> str:
+        """Identifies the token vectors this model produces (for the artifact cache)."""
+        import hashlib
+        import json
+
+        from fedlab.embedding.base import files_signature
+
+        blob = json.dumps({"model": files_signature(Path(self.model_dir)), "trim": "cls-sep", "dtype": "f16"})
+        return "late-interaction-" + hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def encode_store(self, texts: list[str], directory: Path, progress: bool = False) -> None:
+        """Token vectors of every passage, written as one float16 matrix plus row offsets —
+        computed once per chunk set in large batches, then memory-mapped by every config."""
+        import numpy as np
+        from rich.progress import Progress
+
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        parts: list = [None] * len(texts)
+        step = max(self.batch_size, 64)
+        with Progress(disable=not progress, transient=True) as bar:
+            task = bar.add_task(f"token vectors ({len(texts)} passages)", total=len(texts))
+            for lo in range(0, len(order), step):
+                idx = order[lo:lo + step]
+                for i, vec in zip(idx, self.token_vectors([texts[i] for i in idx])):
+                    parts[i] = vec.half().numpy()
+                bar.advance(task, len(idx))
+        offsets = np.zeros(len(texts) + 1, dtype=np.int64)
+        offsets[1:] = np.cumsum([p.shape[0] for p in parts])
+        np.save(directory / "vectors.npy", np.concatenate(parts) if parts else np.zeros((0, 0), np.float16))
+        np.save(directory / "offsets.npy", offsets)
+
+    def attach_store(self, texts: list[str], directory: Path) -> None:
+        """Serve these passages' token vectors from a store written by encode_store."""
+        import numpy as np
+
+        self._store = np.load(directory / "vectors.npy", mmap_mode="r")
+        offsets = np.load(directory / "offsets.npy")
+        self._rows = {t: (int(offsets[i]), int(offsets[i + 1])) for i, t in enumerate(texts)}
+
     def passage_vectors(self, texts: list[str]) -> list:
-        """token_vectors for passages through the LRU cache; always float16-rounded, so scores
-        do not depend on whether a passage was cached."""
+        """token_vectors for passages: from the attached store, else through the LRU cache;
+        always float16-rounded, so scores do not depend on where a vector came from."""
+        if self._rows:
+            import torch
+
+            if all(t in self._rows for t in texts):
+                return [torch.from_numpy(self._store[a:b].astype("float32")) for a, b in map(self._rows.get, texts)]
         missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         fresh = {t: v.half() for t, v in zip(missing, self.token_vectors(missing))} if missing else {}
         out = []

@@ -1,0 +1,53 @@
+"""Compose the agent from a config: `agent` (settings) and `lm` (backend) groups, both `_target_`."""
+from __future__ import annotations
+
+from fedlab.errors import FedlabError
+
+
+def instantiate_fedlab(node, **kwargs):
+    """hydra.utils.instantiate, with a FedlabError raised inside a constructor passed through as is
+    (Hydra wraps it in InstantiationException, which would print as a multi-line message)."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    try:
+        return instantiate(node, **kwargs)
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        while cause is not None and not isinstance(cause, FedlabError):
+            cause = cause.__cause__
+        if cause is not None:
+            raise cause from None
+        raise FedlabError(str(exc).strip().splitlines()[0]) from None
+
+
+def require_groups(cfg) -> None:
+    for group in ("agent", "lm"):
+        if group not in cfg:
+            raise FedlabError(f"config has no '{group}' group: add +{group}=... to the overrides")
+
+
+def settings_from(cfg):
+    return instantiate_fedlab(cfg.agent)
+
+
+def default_today(cfg) -> str | None:
+    return cfg.retriever.get("corpus_end") if "retriever" in cfg else None
+
+
+def build_backend(cfg):
+    return instantiate_fedlab(cfg.lm)
+
+
+def build_agent(cfg, search=None, backend=None):
+    """The AgentProgram ``cfg`` describes; ``search`` (a SearchAccess) and ``backend`` may be supplied."""
+    from fedlab.agent.confidence import load_calibrator
+    from fedlab.agent.program import AgentProgram
+    from fedlab.agent.searcher import open_search
+
+    require_groups(cfg)
+    settings = settings_from(cfg)
+    search = search or open_search(cfg, settings.transport)
+    backend = backend or build_backend(cfg)
+    return AgentProgram(search, backend, settings, calibrator=load_calibrator(settings.calibration),
+                        today=default_today(cfg))

@@ -1,0 +1,135 @@
+"""Run the agent over a question set and measure its answers (no MLflow here).
+
+The answers are judged against the pipeline that served the retrieval metrics: its corpus
+locates the evidence quotes, its chunks give each citation's span, and its embedder (when it
+has one) scores ``support``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from fedlab.agent.types import AgentAnswer
+from fedlab.agent_eval.calibration import ReliabilityBin, reliability_bins
+from fedlab.agent_eval.measures import QuestionResult, judge_answer, summarize
+from fedlab.agent_eval.support import score_answers
+from fedlab.dataset.schema import Question
+from fedlab.eval.relevance import covers, resolve_evidence
+
+
+@dataclass
+class AgentOutcome:
+    metrics: dict[str, float]
+    rows: list[dict]  # one per question: agent_answers.jsonl
+    results: list[QuestionResult]
+    curves: dict[str, list[ReliabilityBin]] = field(default_factory=dict)  # "raw" / "reported"
+
+
+def run_agent(answer: Callable[[str], AgentAnswer], questions: Sequence[Question], progress: bool = True,
+              console: Console | None = None) -> list[AgentAnswer]:
+    """``answer(question text)`` for every question, in order."""
+    bar = Progress(TextColumn("[bold]agent[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console or Console(stderr=True), disable=not progress, transient=True)
+    out = []
+    with bar:
+        task = bar.add_task("questions", total=len(questions))
+        for q in questions:
+            out.append(answer(q.question))
+            bar.advance(task)
+    return out
+
+
+def evaluate_answers(questions: Sequence[Question], answers: Sequence[AgentAnswer], pipeline,
+                     judge: Any = None, judge_concurrency: int = 4) -> AgentOutcome:
+    """Every measure of ``fedlab.agent_eval.measures`` plus support and, with a judge, faithfulness.
+
+    ``judge`` is a ragas LLM (``faithfulness.build_judge``) or None.
+    """
+    evidence = resolve_evidence(questions, pipeline.corpus.by_id)
+    chunks_by_id = {c.chunk_id: c for c in pipeline.chunks}
+    results = [judge_answer(q, a, evidence.get(q.id, ()), chunks_by_id) for q, a in zip(questions, answers)]
+    supports = score_answers(answers, getattr(pipeline, "embedder", None))
+    for r, s in zip(results, supports):
+        r.support = s.score
+    judged = None
+    if judge is not None:
+        from fedlab.agent_eval.faithfulness import judge_faithfulness
+
+        judged = judge_faithfulness(judge, [(q.id, q.question, a) for q, a in zip(questions, answers)],
+                                    judge_concurrency)
+        for r in results:
+            r.faithfulness = (judged or {}).get(r.id)
+    metrics = summarize(results, answers)
+    if judged is not None:
+        metrics["faithfulness_judged"] = float(len(judged))
+    correct = [r.correct for r in results]
+    curves = {"raw": reliability_bins([r.raw_confidence for r in results], correct),
+              "reported": reliability_bins([r.confidence for r in results], correct)}
+    rows = [_row(q, a, r, s, evidence.get(q.id, ()), chunks_by_id)
+            for q, a, r, s in zip(questions, answers, results, supports)]
+    return AgentOutcome(metrics, rows, results, curves)
+
+
+def _row(q: Question, a: AgentAnswer, r: QuestionResult, support, evidence, chunks_by_id: Mapping) -> dict:
+    retrieved = set(a.retrieved_chunk_ids)
+    cites = []
+    for c in a.citations:
+        chunk = chunks_by_id.get(c.chunk_id)
+        cites.append({
+            "n": c.n, "chunk_id": c.chunk_id, "doc_id": c.doc_id, "meeting_date": c.meeting_date,
+            "section": c.section, "valid": c.chunk_id in retrieved,
+            "supports_evidence": None if not q.answerable else bool(chunk and any(covers(chunk, ev) for ev in evidence)),
+        })
+    return {
+        "id": q.id, "category": q.category, "answerable": q.answerable, "question": q.question,
+        "answer": a.answer, "abstained": a.abstained, "intent": a.intent, "attempts": a.attempts,
+        "confidence_raw": r.raw_confidence, "confidence": r.confidence, "confidence_level": a.confidence_level,
+        "signals": a.signals, "citations": cites, "n_retrieved": len(a.retrieved_chunk_ids),
+        "correct": r.correct, "answer_correct": r.answer_correct, "missing_facts": r.missing_facts,
+        "citation_validity": (r.valid_citations / r.n_citations) if r.n_citations else None,
+        "citation_support": (r.supporting_citations / r.n_citations)
+        if r.n_citations and r.supporting_citations is not None else None,
+        "support": r.support,
+        "support_sentences": [{"text": s.text, "supported": s.supported, "missing": list(s.missing),
+                               "closeness": s.closeness} for s in support.sentences],
+        "faithfulness": r.faithfulness,
+        "latency_ms": {k: round(v, 3) for k, v in a.latency_ms.items()}, "lm_usage": a.lm_usage,
+        "dropped_citations": a.dropped_citations,
+    }
+
+
+def evaluate_agent(cfg, pipeline, questions: Sequence[Question], progress: bool = True,
+                   console: Console | None = None) -> AgentOutcome:
+    """Build the agent ``cfg.agent`` / ``cfg.lm`` describe over ``pipeline``, run it, measure it."""
+    from fedlab.agent.build import build_agent
+    from fedlab.agent.searcher import open_direct
+    from fedlab.errors import FedlabError
+
+    if "lm" not in cfg:
+        raise FedlabError("agent is configured without an answer backend: add lm=extractive (or lm=anthropic)")
+    agent = build_agent(cfg, search=open_direct(cfg, pipeline))
+    answers = run_agent(agent, questions, progress=progress, console=console)
+    judge_cfg = cfg.eval.get("judge")
+    judge = None
+    if judge_cfg:
+        from fedlab.agent_eval.faithfulness import build_judge
+
+        judge = build_judge(judge_cfg)
+    return evaluate_answers(questions, answers, pipeline, judge=judge,
+                            judge_concurrency=int((judge_cfg or {}).get("concurrency") or 4))
+
+
+def print_agent_metrics(console: Console, metrics: Mapping[str, float]) -> None:
+    from rich.table import Table
+
+    names = ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "citation_validity",
+             "citation_support", "support", "faithfulness", "ece", "brier", "latency_p50_ms_agent_total")
+    shown = [n for n in names if n in metrics]
+    table = Table(title="agent")
+    for n in shown:
+        table.add_column(n.replace("latency_p50_ms_agent_total", "p50 ms"), justify="right")
+    table.add_row(*(f"{metrics[n]:.1f}" if n.startswith("latency") else f"{metrics[n]:.3f}" for n in shown))
+    console.print(table)

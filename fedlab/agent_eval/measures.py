@@ -1,0 +1,135 @@
+"""Answer-level measures of the agent on a question set (no MLflow, no I/O).
+
+Per question (``judge_answer``):
+
+- correct answer: answerable, not abstained, and every key fact stated (``normalize``);
+- correct: a correct answer, or an abstention on an unanswerable / off-topic question
+  (what the confidence is calibrated against);
+- citation validity: the cited chunk is among the chunks the agent retrieved;
+- citation support: the cited passage covers one of the question's evidence spans
+  (``fedlab.eval.relevance.covers``), answerable questions only.
+
+Aggregates (``summarize``); a share whose denominator is empty is left out, except
+``citation_validity``, which is 1.0 when nothing was cited (no citation is invalid):
+
+- ``answer_accuracy`` (and ``answer_accuracy.<category>``): over answerable questions;
+- ``abstention_accuracy``: share of unanswerable + off-topic questions abstained on;
+- ``false_abstention_rate``: share of answerable questions abstained on;
+- ``correctness``: share of all questions correct (the calibration target);
+- ``citation_validity``: valid citations / citations, over all questions;
+- ``citation_support``: supporting citations / citations, over answerable questions with citations;
+- ``citations_per_answer``: mean citations of the answers that were not abstentions;
+- ``support`` (offline proxy, see ``support.py``) and ``faithfulness`` (LLM judge) when given;
+- ``ece``, ``brier`` on the confidence as reported (calibrated when a calibrator is set) and
+  ``ece_raw``, ``brier_raw`` on the raw score;
+- ``latency_p50_ms_agent_<stage>``, ``latency_p95_ms_agent_<stage>``;
+- ``lm_prompt_tokens``, ``lm_completion_tokens`` (totals) and ``…_mean`` per question;
+- ``dropped_citations``: markers the agent removed as invalid, in total.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from typing import Mapping, Sequence
+
+from fedlab.agent.types import AgentAnswer
+from fedlab.agent_eval.calibration import brier, ece
+from fedlab.agent_eval.normalize import missing_facts
+from fedlab.chunking.chunk import Chunk
+from fedlab.dataset.schema import Question
+from fedlab.eval.latency import latency_summary
+from fedlab.eval.relevance import EvidenceSpan, covers
+
+STAGE_PREFIX = "agent_"
+
+
+@dataclass
+class QuestionResult:
+    id: str
+    category: str
+    answerable: bool
+    abstained: bool
+    answer_correct: bool  # answerable, not abstained, all key facts stated
+    correct: bool  # answer_correct, or a right abstention
+    missing_facts: list[str]
+    n_citations: int
+    valid_citations: int
+    supporting_citations: int | None  # None for questions without evidence
+    raw_confidence: float
+    confidence: float  # as reported: calibrated when a calibrator is configured
+    support: float | None = None
+    faithfulness: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+def raw_score(answer: AgentAnswer) -> float:
+    return float(answer.raw_confidence if answer.raw_confidence is not None else answer.confidence)
+
+
+def judge_answer(question: Question, answer: AgentAnswer, evidence: Sequence[EvidenceSpan],
+                 chunks_by_id: Mapping[str, Chunk], confidence: float | None = None) -> QuestionResult:
+    """Measure one answer; ``confidence`` overrides ``answer.confidence`` (a calibrator's output)."""
+    retrieved = set(answer.retrieved_chunk_ids)
+    valid = sum(c.chunk_id in retrieved for c in answer.citations)
+    supporting = None
+    if question.answerable:
+        supporting = sum(
+            1 for c in answer.citations
+            if c.chunk_id in chunks_by_id and any(covers(chunks_by_id[c.chunk_id], ev) for ev in evidence))
+    missing = list(question.key_facts) if answer.abstained else missing_facts(answer.answer, question.key_facts)
+    answer_correct = question.answerable and not answer.abstained and not missing
+    correct = answer_correct or (not question.answerable and answer.abstained)
+    return QuestionResult(
+        id=question.id, category=question.category, answerable=question.answerable, abstained=answer.abstained,
+        answer_correct=answer_correct, correct=correct, missing_facts=missing if question.answerable else [],
+        n_citations=len(answer.citations), valid_citations=valid, supporting_citations=supporting,
+        raw_confidence=raw_score(answer),
+        confidence=float(answer.confidence if confidence is None else confidence),
+    )
+
+
+def _share(values: list[bool]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def summarize(results: Sequence[QuestionResult], answers: Sequence[AgentAnswer]) -> dict[str, float]:
+    """The aggregate metrics listed in the module docstring (``results`` and ``answers`` align)."""
+    answerable = [r for r in results if r.answerable]
+    negative = [r for r in results if not r.answerable]
+    metrics: dict[str, float | None] = {
+        "answer_accuracy": _share([r.answer_correct for r in answerable]),
+        "abstention_accuracy": _share([r.abstained for r in negative]),
+        "false_abstention_rate": _share([r.abstained for r in answerable]),
+        "correctness": _share([r.correct for r in results]),
+    }
+    by_cat: dict[str, list[bool]] = defaultdict(list)
+    for r in answerable:
+        by_cat[r.category].append(r.answer_correct)
+    for cat, values in sorted(by_cat.items()):
+        metrics[f"answer_accuracy.{cat}"] = _share(values)
+    n_cited = sum(r.n_citations for r in results)
+    metrics["citation_validity"] = sum(r.valid_citations for r in results) / n_cited if n_cited else 1.0
+    with_cites = [r for r in answerable if r.n_citations]
+    metrics["citation_support"] = (sum(r.supporting_citations or 0 for r in with_cites)
+                                   / sum(r.n_citations for r in with_cites)) if with_cites else None
+    answered = [r for r in results if not r.abstained]
+    metrics["citations_per_answer"] = sum(r.n_citations for r in answered) / len(answered) if answered else None
+    for name in ("support", "faithfulness"):
+        values = [getattr(r, name) for r in results if getattr(r, name) is not None]
+        metrics[name] = sum(values) / len(values) if values else None
+    if results:
+        correct = [r.correct for r in results]
+        metrics["ece"] = ece([r.confidence for r in results], correct)
+        metrics["brier"] = brier([r.confidence for r in results], correct)
+        metrics["ece_raw"] = ece([r.raw_confidence for r in results], correct)
+        metrics["brier_raw"] = brier([r.raw_confidence for r in results], correct)
+    metrics.update(latency_summary({f"{STAGE_PREFIX}{k}": v for k, v in a.latency_ms.items()} for a in answers))
+    for kind in ("prompt_tokens", "completion_tokens"):
+        total = sum(int(a.lm_usage.get(kind, 0) or 0) for a in answers)
+        metrics[f"lm_{kind}"] = float(total)
+        metrics[f"lm_{kind}_mean"] = total / len(answers) if answers else None
+    metrics["dropped_citations"] = float(sum(a.dropped_citations for a in answers))
+    return {k: float(v) for k, v in metrics.items() if v is not None}

@@ -1,0 +1,396 @@
+"""Agent measures: key-fact normalisation, answer/abstention/citation measures, support, the judge."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedlab.agent.types import AgentAnswer, Citation
+from fedlab.agent_eval.measures import judge_answer, summarize
+from fedlab.agent_eval.normalize import contains_fact, missing_facts, normalize
+from fedlab.agent_eval.support import score_answers, split_sentences
+from fedlab.chunking.chunk import Chunk
+from fedlab.dataset.schema import Evidence, Question
+from fedlab.eval.relevance import EvidenceSpan
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# ---------------------------------------------------------------- normaliser
+
+@pytest.mark.parametrize("a, b", [
+    ("2-1/4 to 2-1/2 percent", "2¼ to 2½ percent"),
+    ("2-1/4 to 2-1/2 percent", "2 1/4 to 2 1/2 percent"),
+    ("2-1/4 to 2-1/2 percent", "2–1/4 to 2—1/2 percent"),  # en and em dashes
+    ("2-1/4 to 2-1/2 percent", "2\u20111/4 to 2\u22121/2 percent"),  # non-breaking hyphen, minus
+    ("2-1/4 to 2-1/2 percent", "2.25% to 2.5%"),
+    ("1-1/2 percent", "1½ percent"),
+    ("1-1/2 percent", "one and a half percent"),
+    ("1-1/2 percent", "1.50 percent"),
+    ("1/2 percentage point", "one-half percentage point"),
+    ("1/2 percentage point", "one half percentage point"),
+    ("1/2 percentage point", "a half percentage point"),
+    ("1/2 percentage point", "half a percentage point"),
+    ("1/4 percentage point", "one-quarter percentage point"),
+    ("1/4 point", "quarter-point"),
+    ("3/4 to 1 percent", "three-quarters to one percent"),
+    ("2.10 percent", "2.1%"),
+    ("2 percent", "2.0 per cent"),
+    ("four", "4"),
+    ("three", "3"),
+    ("twenty-five basis points", "25 basis points"),
+    ("seventy five", "75"),
+    ("zero", "0"),
+    ("Twenty", "20"),
+    ("$1,000 billion", "$1000 billion"),
+    ("  Federal   Funds\tRate ", "federal funds rate"),
+    ("75 basis point", "75-basis-point"),
+    ("Russia's war", "Russia’s war"),
+    ('"the extent and timing of"', "“The extent and timing of”"),
+])
+def test_equivalent_spellings_normalise_alike(a, b):
+    assert normalize(a) == normalize(b)
+
+
+def test_normal_form_examples():
+    assert normalize("It held the range at 2-1/4 to 2-1/2 percent [1].") == "it held the range at 2.25 to 2.5 percent"
+    assert normalize("Four consecutive 75-basis-point hikes") == "4 consecutive 75 basis point hikes"
+    assert normalize("12/31/2019") == "12/31/2019"  # a date is not a fraction
+    assert normalize("5/16") == "0.3125" and normalize("17/32") == "17/32"  # only small denominators
+    assert normalize("the U.S. economy.") == "the u s economy"
+    assert normalize("someone") == "someone" and normalize("none") == "none"  # words, not number words
+
+
+@pytest.mark.parametrize("answer, fact, expected", [
+    ("It was raised to 2-1/4 to 2-1/2 percent [1].", "2¼ to 2½ percent", True),
+    ("A one-half percentage point cut", "1/2 percentage point", True),
+    ("It cut rates by half a percentage point", "1/2 percentage point", True),
+    ("Four consecutive hikes", "four", True),
+    ("rates rose 75 basis points", "75 basis point", True),  # a fact ending in a word takes a suffix
+    ("It was 0.5 percent", "5 percent", False),  # not inside a number
+    ("$25 billion", "5 billion", False),
+    ("$5 billion", "5 billion", True),
+    ("a sharp rise", "ARP", False),  # not inside a word
+    ("the ARP passed", "ARP", True),
+    ("2.5 percent", "2 percent", False),  # a number fact may not continue as a number
+    ("25 percent", "2 percent", False),
+    ("2/3 of them", "2", False),
+    ("raised it [2]", "2", False),  # citation markers are not numbers
+    ("Bowman dissented", "bowman", True),
+    ("", "anything", False),
+])
+def test_contains_fact(answer, fact, expected):
+    assert contains_fact(answer, fact) is expected
+
+
+def test_missing_facts_keeps_order():
+    assert missing_facts("Bowman and Waller dissented", ["Waller", "Miran", "Bowman", "Schmid"]) == ["Miran", "Schmid"]
+    assert missing_facts("anything", []) == []
+
+
+# ---------------------------------------------------------------- measures on hand-built pairs
+
+DOC = "d1"
+CHUNKS = {
+    "c1": Chunk("c1", DOC, "statement", "2019-07-31", None, 0, 100, "x" * 100, "x" * 100),
+    "c2": Chunk("c2", DOC, "statement", "2019-07-31", None, 100, 200, "y" * 100, "y" * 100),
+    "c3": Chunk("c3", "d2", "minutes", "2019-07-31", None, 0, 100, "z" * 100, "z" * 100),
+}
+EVIDENCE = (EvidenceSpan(DOC, 10, 50),)  # covered by c1 only
+
+
+def _q(qid, category="factual", key_facts=("2-1/4 to 2-1/2 percent",)):
+    answerable = category not in ("unanswerable", "off_topic")
+    return Question(qid, f"question {qid}?", category, answerable,
+                    [Evidence(DOC, "quote")] if answerable else [], "ref", list(key_facts) if answerable else [],
+                    None, "dev")
+
+
+def _cite(n, chunk_id, text="passage"):
+    return Citation(n, chunk_id, CHUNKS[chunk_id].doc_id if chunk_id in CHUNKS else "dx", "t", "2019-07-31", None, text)
+
+
+def _a(text, abstained=False, cites=(), retrieved=("c1", "c2", "c3"), conf=0.5, raw=None, **kw):
+    return AgentAnswer(question="q", answer=text, abstained=abstained, confidence=conf, confidence_level="medium",
+                       citations=list(cites), retrieved_chunk_ids=list(retrieved), raw_confidence=raw, **kw)
+
+
+def _measure(pairs):
+    results = [judge_answer(q, a, EVIDENCE if q.answerable else (), CHUNKS) for q, a in pairs]
+    return results, summarize(results, [a for _, a in pairs])
+
+
+def test_every_measure_on_a_small_set():
+    pairs = [
+        (_q("a1"), _a("The range was 2¼ to 2½ percent [1][2].", cites=[_cite(1, "c1"), _cite(2, "c2")], conf=0.9,
+                     latency_ms={"search": 10.0, "total": 20.0}, lm_usage={"prompt_tokens": 100, "completion_tokens": 10})),
+        (_q("a2", "temporal"), _a("It was 3 percent [1].", cites=[_cite(1, "c3")], conf=0.6,
+                                  latency_ms={"search": 30.0, "total": 40.0}, lm_usage={"prompt_tokens": 50})),
+        (_q("a3", "temporal"), _a("Not in the documents.", abstained=True, conf=0.1)),
+        (_q("u1", "unanswerable"), _a("The documents do not say.", abstained=True, conf=0.2)),
+        (_q("o1", "off_topic"), _a("It rained [1].", cites=[_cite(1, "c9")], conf=0.7)),  # c9 not retrieved
+    ]
+    results, m = _measure(pairs)
+    assert [r.answer_correct for r in results] == [True, False, False, False, False]
+    assert [r.correct for r in results] == [True, False, False, True, False]
+    assert results[1].missing_facts == ["2-1/4 to 2-1/2 percent"]
+    assert m["answer_accuracy"] == pytest.approx(1 / 3)
+    assert m["answer_accuracy.factual"] == 1.0 and m["answer_accuracy.temporal"] == 0.0
+    assert m["abstention_accuracy"] == pytest.approx(0.5)
+    assert m["false_abstention_rate"] == pytest.approx(1 / 3)
+    assert m["correctness"] == pytest.approx(2 / 5)
+    assert m["citation_validity"] == pytest.approx(3 / 4)
+    assert m["citation_support"] == pytest.approx(1 / 3)  # c1 covers the evidence; c2, c3 do not
+    assert m["citations_per_answer"] == pytest.approx(4 / 3)
+    # ECE: bins 9 (0.9, right), 6 (0.6, wrong), 1 (0.1, wrong), 2 (0.2, right), 7 (0.7, wrong)
+    assert m["ece"] == pytest.approx((0.1 + 0.6 + 0.1 + 0.8 + 0.7) / 5)
+    assert m["brier"] == pytest.approx((0.01 + 0.36 + 0.01 + 0.64 + 0.49) / 5)
+    assert m["ece_raw"] == m["ece"]  # no raw score given: the reported one stands in
+    assert m["latency_p50_ms_agent_search"] == pytest.approx(20.0)
+    assert m["latency_p95_ms_agent_total"] == pytest.approx(39.0)
+    assert "latency_p50_ms_search" not in m  # the agent's stages never collide with retrieval's
+    assert m["lm_prompt_tokens"] == 150 and m["lm_completion_tokens"] == 10
+    assert m["lm_prompt_tokens_mean"] == pytest.approx(30.0)
+    assert "support" not in m and "faithfulness" not in m  # not measured here
+
+
+def test_empty_denominators_leave_metrics_out():
+    results, m = _measure([(_q("u1", "unanswerable"), _a("No.", abstained=True, conf=0.2))])
+    for name in ("answer_accuracy", "false_abstention_rate", "citation_support", "citations_per_answer"):
+        assert name not in m
+    assert m["abstention_accuracy"] == 1.0
+    assert m["citation_validity"] == 1.0  # nothing cited, nothing invalid
+    results, m = _measure([(_q("a1"), _a("2-1/4 to 2-1/2 percent, no sources."))])
+    assert m["answer_accuracy"] == 1.0 and "abstention_accuracy" not in m
+    assert "citation_support" not in m and m["citation_validity"] == 1.0
+    assert m["lm_prompt_tokens"] == 0.0
+    assert summarize([], []) == {"citation_validity": 1.0, "lm_prompt_tokens": 0.0, "lm_completion_tokens": 0.0,
+                                 "dropped_citations": 0.0}
+
+
+def test_abstained_answer_is_never_correct_even_if_it_states_the_fact():
+    results, m = _measure([(_q("a1"), _a("I cannot say whether it was 2-1/4 to 2-1/2 percent.", abstained=True))])
+    assert not results[0].answer_correct and results[0].missing_facts == ["2-1/4 to 2-1/2 percent"]
+    assert m["false_abstention_rate"] == 1.0
+
+
+def test_raw_and_calibrated_confidence_are_kept_apart():
+    results, m = _measure([(_q("a1"), _a("2-1/4 to 2-1/2 percent", conf=0.95, raw=0.4)),
+                           (_q("u1", "unanswerable"), _a("x", conf=0.1, raw=0.6))])
+    assert [r.raw_confidence for r in results] == [0.4, 0.6] and results[0].confidence == 0.95
+    assert m["ece"] == pytest.approx((0.05 + 0.1) / 2)
+    assert m["ece_raw"] == pytest.approx((0.6 + 0.6) / 2)
+
+
+# ---------------------------------------------------------------- support proxy
+
+PASSAGE = ("The Committee decided to lower the target range for the federal funds rate to 2 to 2-1/4 percent. "
+           "Voting against the action were Esther L. George and Eric Rosengren.")
+
+
+def test_split_sentences_moves_opening_markers_back():
+    got = split_sentences("It cut the range to 2 to 2-1/4 percent. [1] George and Rosengren dissented [1][2]. [2]")
+    assert got == [("It cut the range to 2 to 2-1/4 percent. [1]", (1,)),
+                   ("George and Rosengren dissented [1][2]. [2]", (1, 2))]
+    assert split_sentences("[1]") == []
+
+
+def test_support_lexical_rule():
+    good = _a("The Committee lowered the target range for the federal funds rate to 2 to 2¼ percent [1]. "
+              "George and Rosengren voted against the action [1].", cites=[_cite(1, "c1", PASSAGE)])
+    wrong_number = _a("The Committee lowered the target range for the federal funds rate to 1.75 percent [1].",
+                      cites=[_cite(1, "c1", PASSAGE)])
+    wrong_name = _a("Voting against the action were Esther George and Loretta Mester [1].",
+                    cites=[_cite(1, "c1", PASSAGE)])
+    uncited = _a("The Committee lowered the target range for the federal funds rate.")
+    off = _a("Housing construction weakened considerably in the spring [1].", cites=[_cite(1, "c1", PASSAGE)])
+    abstained = _a("The documents do not say.", abstained=True)
+    s = score_answers([good, wrong_number, wrong_name, uncited, off, abstained])
+    assert [x.score for x in s] == [1.0, 0.0, 0.0, 0.0, 0.0, None]
+    assert s[1].sentences[0].missing == ("1.75",)
+    assert s[2].sentences[0].missing == ("Loretta", "Mester")
+    assert s[4].sentences[0].closeness < 0.6
+
+
+def test_support_with_an_embedder_uses_cosine():
+    class Bag:  # a bag-of-letters embedder: similar letter mixes are close
+        def embed_documents(self, texts, progress=False):
+            out = np.zeros((len(texts), 26))
+            for i, t in enumerate(texts):
+                for ch in t.lower():
+                    if "a" <= ch <= "z":
+                        out[i, ord(ch) - 97] += 1
+            return out
+
+    close = _a("The Committee lowered the target range to 2 to 2-1/4 percent [1].", cites=[_cite(1, "c1", PASSAGE)])
+    far = _a("Zzz qqq xxx [1].", cites=[_cite(1, "c1", PASSAGE)])
+    s = score_answers([close, far], embedder=Bag())
+    assert s[0].score == 1.0 and s[1].score == 0.0
+    assert s[0].sentences[0].closeness > 0.5
+
+
+# ---------------------------------------------------------------- the LLM judge (ragas Faithfulness)
+
+def test_faithfulness_runs_ragas_with_a_supplied_llm():
+    from ragas.llms.base import InstructorBaseRagasLLM
+    from ragas.metrics.collections.faithfulness.util import NLIStatementOutput, StatementGeneratorOutput
+
+    from fedlab.agent_eval.faithfulness import judge_faithfulness
+
+    class Judge(InstructorBaseRagasLLM):
+        """Two statements per answer; a statement is faithful when its first word is in the context."""
+
+        def generate(self, prompt, response_model):
+            raise NotImplementedError
+
+        async def agenerate(self, prompt, response_model):
+            if response_model is StatementGeneratorOutput:
+                answer = prompt.rsplit('"answer":', 1)[1].split('"')[1]
+                return StatementGeneratorOutput(statements=answer.split(" and "))
+            data = json.loads(prompt.rsplit("input: ", 1)[1].split("\nOutput:")[0].strip())
+            return NLIStatementOutput(statements=[
+                {"statement": s, "reason": "r", "verdict": int(s.split()[0] in data["context"])}
+                for s in data["statements"]])
+
+    items = [("q1", "who?", _a("Powell spoke and Mester dissented [1]", cites=[_cite(1, "c1", "Powell spoke.")])),
+             ("q2", "who?", _a("Not known.", abstained=True)),
+             ("q3", "who?", _a("Uncited claim"))]
+    assert judge_faithfulness(Judge(), items) == {"q1": 0.5}
+
+
+def test_unreachable_judge_reports_no_faithfulness(monkeypatch):
+    from fedlab.agent_eval.faithfulness import build_judge, judge_faithfulness
+
+    assert build_judge(None) is None
+    monkeypatch.delenv("FEDLAB_TEST_KEY", raising=False)
+    assert build_judge({"provider": "anthropic", "model": "m", "api_key_env": "FEDLAB_TEST_KEY"}) is None
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    monkeypatch.setenv("FEDLAB_TEST_KEY", "test-key")
+    llm = build_judge({"provider": "anthropic", "model": "anthropic/claude-test", "api_key_env": "FEDLAB_TEST_KEY",
+                       "base_url": f"http://127.0.0.1:{port}", "timeout_s": 2})
+    items = [("q1", "who?", _a("Powell spoke [1]", cites=[_cite(1, "c1", "Powell spoke.")]))]
+    assert judge_faithfulness(llm, items) is None
+
+
+@pytest.fixture
+def fake_messages_api():
+    """A loopback stand-in for the Anthropic Messages API answering ragas' two structured calls."""
+    import http.server
+    import threading
+
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
+            seen.append(body)
+            schema = body["tools"][0]["input_schema"]
+            if schema.get("title") == "StatementGeneratorOutput":
+                out = {"statements": ["Powell spoke.", "Mester dissented."]}
+            else:
+                out = {"statements": [{"statement": "Powell spoke.", "reason": "stated", "verdict": 1},
+                                      {"statement": "Mester dissented.", "reason": "not stated", "verdict": 0}]}
+            reply = {"id": "msg_1", "type": "message", "role": "assistant", "model": body["model"],
+                     "content": [{"type": "tool_use", "id": "t1", "name": "respond", "input": out}],
+                     "stop_reason": "tool_use", "usage": {"input_tokens": 11, "output_tokens": 5}}
+            data = json.dumps(reply).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    server.shutdown()
+    server.server_close()
+
+
+def test_anthropic_judge_through_the_messages_api(monkeypatch, fake_messages_api):
+    from fedlab.agent_eval.faithfulness import build_judge, judge_faithfulness
+
+    url, seen = fake_messages_api
+    monkeypatch.setenv("FEDLAB_TEST_KEY", "test-key")
+    llm = build_judge({"provider": "anthropic", "model": "anthropic/claude-test", "api_key_env": "FEDLAB_TEST_KEY",
+                       "base_url": url, "timeout_s": 5})
+    items = [("q1", "who?", _a("Powell spoke and Mester dissented [1]", cites=[_cite(1, "c1", "Powell spoke.")]))]
+    assert judge_faithfulness(llm, items) == {"q1": 0.5}
+    assert len(seen) == 2 and seen[0]["model"] == "claude-test"
+    assert "temperature" not in seen[0] and seen[0]["tool_choice"] == {"type": "tool", "name": "respond"}
+    assert llm.usage == {"prompt_tokens": 22, "completion_tokens": 10}
+
+
+# ---------------------------------------------------------------- end to end: calibrate, then evaluate
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env.update({"HF_HUB_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+                "RAGAS_DO_NOT_TRACK": "true"})
+    for key in ("MLFLOW_TRACKING_URI", "ANTHROPIC_API_KEY"):
+        env.pop(key, None)
+    return env
+
+
+def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    data = corpus_dir.parent.parent
+    cal = tmp_path / "cal.json"
+    proc = subprocess.run([sys.executable, "-m", "fedlab.agent_eval.calibrate", "--set", "retriever=bm25",
+                           "--set", f"paths.data_dir={data}", "--out", str(cal)],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert f"calibration: {cal.resolve()}" in proc.stdout
+    fitted = json.loads(cal.read_text())
+    assert fitted["method"] == "isotonic" and fitted["meta"]["split"] == "dev"
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    out = tmp_path / "metrics.json"
+    proc = subprocess.run([sys.executable, "-m", "fedlab.evaluate", "agent=default", "lm=extractive", "retriever=bm25",
+                           f"paths.data_dir={data}", f"mlflow.tracking_uri={uri}", "dataset.split=dev",
+                           f"agent.calibration={cal}", "eval.progress=false", f"eval.metrics_out={out}",
+                           "mlflow.run_name=agent-check"],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    m = json.loads(out.read_text())
+    for name in ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "correctness",
+                 "citation_support", "support", "ece", "brier", "ece_raw", "brier_raw",
+                 "latency_p50_ms_agent_total", "latency_p95_ms_agent_search", "lm_prompt_tokens", "lm_completion_tokens"):
+        assert name in m, name
+    for name in ("answer_accuracy", "abstention_accuracy", "citation_support", "support", "ece", "brier"):
+        assert 0.0 <= m[name] <= 1.0, name
+    assert m["citation_validity"] == 1.0
+    assert "faithfulness" not in m  # no judge offline: never a stand-in value
+    assert m["lm_prompt_tokens"] == 0.0  # the extractive backend is not a language model
+    assert m["recall@5"] > 0 and m["latency_p50_ms_total"] > 0  # retrieval metrics as before
+    assert m["n_questions"] == 131
+
+    client = MlflowClient(uri)
+    run = client.search_runs([client.get_experiment_by_name("fedlab").experiment_id],
+                             filter_string="attributes.run_name = 'agent-check'")[0]
+    assert run.data.metrics["citation_validity"] == 1.0 and "faithfulness" not in run.data.metrics
+    arts = {a.path for a in client.list_artifacts(run.info.run_id)}
+    assert {"agent_answers.jsonl", "agent", "per_question.jsonl"} <= arts
+    assert {a.path for a in client.list_artifacts(run.info.run_id, "agent")} == {
+        "agent/reliability.png", "agent/calibration.json"}
+    rows = [json.loads(x) for x in Path(client.download_artifacts(run.info.run_id, "agent_answers.jsonl",
+                                                                   str(tmp_path))).read_text().splitlines()]
+    assert len(rows) == 131
+    row = next(r for r in rows if r["answerable"] and r["citations"])
+    for key in ("id", "category", "answer", "abstained", "confidence_raw", "confidence", "confidence_level",
+                "citations", "correct", "missing_facts", "support", "citation_support"):
+        assert key in row, key
+    assert all(c["valid"] for r in rows for c in r["citations"])

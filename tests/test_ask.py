@@ -1,0 +1,78 @@
+"""`python -m fedlab.ask` as a user runs it: a subprocess on the real corpus (BM25, extractive)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fedlab.ask import check_question, group_overrides
+from fedlab.errors import FedlabError
+
+ROOT = Path(__file__).resolve().parent.parent
+JSON_KEYS = {"answer", "abstained", "confidence", "confidence_level", "citations", "latency_ms"}
+CITATION_KEYS = {"n", "doc_id", "chunk_id", "title", "meeting_date", "section"}
+
+
+def ask(corpus_dir, *args, timeout=120):
+    env = {**os.environ, "FEDLAB_DATA_DIR": str(corpus_dir.parent.parent)}
+    return subprocess.run([sys.executable, "-m", "fedlab.ask", "--config", "evaluate", "--set", "retriever=bm25", *args],
+                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
+
+
+def test_json_output_has_exactly_the_documented_keys(corpus_dir):
+    proc = ask(corpus_dir, "--json", "What did the FOMC decide about the federal funds rate in March 2020?")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert set(out) == JSON_KEYS
+    assert out["abstained"] is False and out["citations"]
+    assert all(set(c) == CITATION_KEYS for c in out["citations"])
+    assert [c["n"] for c in out["citations"]] == list(range(1, len(out["citations"]) + 1))
+    assert all(c["meeting_date"].startswith("2020-03") for c in out["citations"])
+    assert 0 <= out["confidence"] <= 1 and isinstance(out["latency_ms"], (int, float)) and out["latency_ms"] > 0
+
+
+def test_panel_shows_answer_confidence_and_sources(corpus_dir):
+    proc = ask(corpus_dir, "Who dissented at the June 2019 meeting?")
+    assert proc.returncode == 0, proc.stderr
+    assert "Confidence:" in proc.stdout and "Sources:" in proc.stdout and "[1]" in proc.stdout
+    assert "chunk " in proc.stdout and "2019-06-19" in proc.stdout
+
+
+def test_off_topic_question_abstains(corpus_dir):
+    proc = ask(corpus_dir, "--json", "How many calories are in a medium banana?")
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 0 and out["abstained"] is True and out["citations"] == []
+
+
+@pytest.mark.parametrize("question", ["", "   ", "x" * 1001, "1234 !!! 5678", "what\x07 is the rate?", "\x1b[31m"])
+def test_bad_input_is_one_line_and_nonzero(corpus_dir, question):
+    proc = ask(corpus_dir, "--json", question, timeout=30)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in proc.stderr
+    assert proc.stdout == ""
+
+
+def test_missing_production_config_names_make_export(tmp_path):
+    if (ROOT / "conf" / "production.yaml").exists():
+        pytest.skip("conf/production.yaml exists in this checkout")
+    proc = subprocess.run([sys.executable, "-m", "fedlab.ask", "What is the rate?"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=60)
+    assert proc.returncode == 2 and "make export" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_question_checks():
+    assert check_question("  What   did the Fed do?\n") == "What did the Fed do?"
+    with pytest.raises(FedlabError, match="limit is 20"):
+        check_question("a" * 21, max_chars=20)
+
+
+def test_group_overrides_switch_the_agent_on_whatever_the_config_lists():
+    assert group_overrides({}, []) == ["+agent=default", "+lm=extractive"]
+    assert group_overrides({"agent": None, "lm": None}, ["lm=anthropic"]) == ["agent=default", "lm=anthropic"]
+    assert group_overrides({}, ["lm=local", "agent.top_k=5"]) == ["+agent=default", "+lm=local", "agent.top_k=5"]
+    assert group_overrides({"agent": "default", "lm": "anthropic"}, []) == []
