@@ -61,9 +61,18 @@ def _compose_in(config_dir: Path, config_name: str, overrides: list[str] | None)
 
     from fedlab.errors import FedlabError
 
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.initialize import get_gh_backup, restore_gh_from_backup
+
+    # Inside a running Hydra app (export calling the calibrator) Hydra is already initialised:
+    # compose in a clean instance and put the app's back afterwards.
+    outer = get_gh_backup()
+    GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
             return hydra_compose(config_name=config_name, overrides=list(overrides or []))
     except (HydraException, OmegaConfBaseException) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise FedlabError(f"config {config_name!r} does not compose with {overrides}: {first}") from None
+    finally:
+        restore_gh_from_backup(outer)

@@ -14,8 +14,8 @@ from fedlab.cli import run_cli, user_errors
 from fedlab.errors import FedlabError
 from fedlab.eval.metrics import mlflow_name
 
-SHARED_DEFAULTS = [{"paths": "default"}, {"corpus": "fomc"}, {"dataset": "fomc_qa"}, {"eval": "default"},
-                   {"mlflow": "default"}, {"hydra": "default"}, "_self_"]
+SHARED_DEFAULTS = [{"paths": "default"}, {"corpus": "fomc"}, {"dataset": "fomc_qa"}, {"agent": "default"},
+                   {"lm": "extractive"}, {"eval": "default"}, {"mlflow": "default"}, {"hydra": "default"}, "_self_"]
 HEADLINE = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "doc_recall@5", "latency_p95_ms_total")
 
 
@@ -57,7 +57,8 @@ def pick_best(candidates: list[Candidate], metric: str, tie_breakers: list[str],
     return sorted(pool, key=lambda c: sort_key(c, metric, tie_breakers))[0]
 
 
-def render_production(best: Candidate, run_config: dict, keys: list[str], sweep_id: str) -> str:
+def render_production(best: Candidate, run_config: dict, keys: list[str], sweep_id: str,
+                      calibration: str | None = None) -> str:
     m = best.metrics
     header = [
         "# fedlab production config — written by `python -m fedlab.export`; do not edit by hand,",
@@ -75,6 +76,8 @@ def render_production(best: Candidate, run_config: dict, keys: list[str], sweep_
         if key not in run_config:
             raise FedlabError(f"run {best.run_id} has no '{key}' in its config: export.pipeline_keys lists it")
         body[key] = run_config[key]
+    if calibration:
+        body["agent"] = {"calibration": calibration}
     body["production"] = {
         "source_run_id": best.run_id,
         "sweep_run_id": sweep_id,
@@ -122,10 +125,32 @@ def export(cfg: DictConfig) -> str:
     path = download_artifacts(run_id=best.run_id, artifact_path="config.yaml", tracking_uri=tracker.tracking_uri)
     with open(path) as fh:
         run_config = yaml.safe_load(fh)
-    text = render_production(best, run_config, list(cfg.pipeline_keys), sweep_id)
-    write_text(cfg.out, text)
+    keys = list(cfg.pipeline_keys)
+    write_text(cfg.out, render_production(best, run_config, keys, sweep_id))
     print(f"wrote {cfg.out}: {best.name} (run {best.run_id}) {metric}={best.metrics[metric]:.3f}")
+    if cfg.calibration.fit:
+        fit_calibration(cfg.out, cfg.calibration.out, cfg.paths.data_dir)
+        write_text(cfg.out, render_production(best, run_config, keys, sweep_id, calibration_ref(cfg.calibration.out)))
+        print(f"the agent's confidence calibrator (fitted on the dev split): {cfg.calibration.out}")
     return str(cfg.out)
+
+
+def fit_calibration(production: str, out: str, data_dir: str) -> None:
+    """Fit the agent's confidence calibrator on the dev split with the exported pipeline."""
+    from fedlab.agent_eval.calibrate import main as calibrate
+
+    args = ["--config", str(production), "--split", "dev", "--out", str(out), "--set", f"paths.data_dir={data_dir}"]
+    if calibrate(args) != 0:
+        raise FedlabError(f"fitting the calibrator for {production} failed (see above); "
+                          "pass calibration.fit=false to export without one")
+
+
+def calibration_ref(out: str) -> str:
+    from pathlib import Path
+
+    from fedlab.agent_eval.calibrate import config_path
+
+    return config_path(Path(out))
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="export")

@@ -91,8 +91,11 @@ def test_calibrator_maps_raw_to_reported_confidence(search):
             return raw / 2
 
     a = AgentProgram(search, ExtractiveBackend(), AgentSettings(), calibrator=Halve())(FACTUAL)
+    plain = AgentProgram(search, ExtractiveBackend(), AgentSettings())(FACTUAL)
     assert a.confidence == pytest.approx(a.raw_confidence / 2, abs=1e-6)
-    assert a.confidence_level == level_for(a.confidence, AgentSettings().thresholds)
+    # Decisions and the level follow the raw score, so calibration changes only what is reported.
+    assert a.confidence_level == level_for(a.raw_confidence, AgentSettings().thresholds)
+    assert (a.answer, a.abstained, a.attempts) == (plain.answer, plain.abstained, plain.attempts)
 
 
 def test_lost_in_the_middle_ordering_keeps_citations_grounded(search):

@@ -161,12 +161,12 @@ def test_every_measure_on_a_small_set():
 
 
 def test_empty_denominators_leave_metrics_out():
-    results, m = _measure([(_q("u1", "unanswerable"), _a("No.", abstained=True, conf=0.2))])
+    _, m = _measure([(_q("u1", "unanswerable"), _a("No.", abstained=True, conf=0.2))])
     for name in ("answer_accuracy", "false_abstention_rate", "citation_support", "citations_per_answer"):
         assert name not in m
     assert m["abstention_accuracy"] == 1.0
     assert m["citation_validity"] == 1.0  # nothing cited, nothing invalid
-    results, m = _measure([(_q("a1"), _a("2-1/4 to 2-1/2 percent, no sources."))])
+    _, m = _measure([(_q("a1"), _a("2-1/4 to 2-1/2 percent, no sources."))])
     assert m["answer_accuracy"] == 1.0 and "abstention_accuracy" not in m
     assert "citation_support" not in m and m["citation_validity"] == 1.0
     assert m["lm_prompt_tokens"] == 0.0

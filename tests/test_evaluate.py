@@ -110,8 +110,10 @@ def test_sweep_export_gate(workspace, tmp_path):
     assert best_id in {c.info.run_id for c in children}
 
     production = tmp_path / "production.yaml"
+    calibrator = tmp_path / "calibration.json"
     proc = _run(["-m", "fedlab.export", f"sweep_run_id={parent}", f"out={production}",
-                 f"mlflow.tracking_uri={workspace['uri']}"])
+                 f"calibration.out={calibrator}", f"mlflow.tracking_uri={workspace['uri']}",
+                 f"paths.data_dir={workspace['data']}"])
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = production.read_text()
     best = max(children, key=lambda r: (r.data.metrics["recall_at_5"], r.data.metrics["mrr_at_10"]))
@@ -120,6 +122,9 @@ def test_sweep_export_gate(workspace, tmp_path):
     body = yaml.safe_load(text)
     assert body["retriever"]["kind"] == "bm25"
     assert body["production"]["source_run_id"] == best.info.run_id
+    # the agent's calibrator was fitted on dev with this pipeline and is named by the config
+    assert body["agent"]["calibration"] == str(calibrator.resolve())
+    assert json.loads(calibrator.read_text())["meta"]["split"] == "dev"
 
     gates = tmp_path / "gates.yaml"
     gates.write_text(yaml.safe_dump({"thresholds": {"recall@5": 0.0, "mrr@10": 0.0}}))

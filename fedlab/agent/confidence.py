@@ -9,9 +9,12 @@ it does not apply):
                  passages — BM25's stemmed tokens, so it works for every retriever
   agreement      hybrid only: overlap of the top-n by dense score and the top-n by BM25 score
   date_coverage  with a date hint: share of the top passages dated inside the hinted range
-The raw confidence is their weighted mean over the signals present; a calibrator (any object
-with ``predict(raw) -> float``) may map it to a calibrated probability, and the level is read
-from the reported value with the thresholds of conf/agent/default.yaml.
+The raw confidence is their weighted mean over the signals present. The level — and with it
+every decision the agent takes (reformulate, abstain) — is read from the raw score with the
+thresholds of conf/agent/default.yaml; a calibrator (any object with ``predict(raw) -> float``)
+maps the raw score to the reported probability of a correct answer. Deciding on the raw score
+keeps the agent's behaviour — and so the population the calibrator was fitted on — unchanged
+when calibration is switched on.
 """
 from __future__ import annotations
 
@@ -123,4 +126,4 @@ def assess(signals: dict[str, float], weights: dict[str, float], thresholds: dic
            calibrator=None) -> Confidence:
     raw = combine(signals, weights)
     value = _clip(calibrator.predict(raw)) if calibrator is not None else raw
-    return Confidence(round(raw, 6), round(value, 6), level_for(value, thresholds), signals)
+    return Confidence(round(raw, 6), round(value, 6), level_for(raw, thresholds), signals)

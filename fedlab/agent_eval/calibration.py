@@ -51,7 +51,7 @@ class Calibrator:
         return {"method": self.method, **params, "meta": self.meta}
 
     @classmethod
-    def from_json(cls, data: dict) -> "Calibrator":
+    def from_json(cls, data: dict) -> Calibrator:
         method = data.get("method")
         if method == "isotonic":
             x, y = [float(v) for v in data["x"]], [float(v) for v in data["y"]]
@@ -89,7 +89,7 @@ def fit_calibrator(raw_scores: Sequence[float], correct: Sequence[bool], method:
     if x.shape != y.shape or x.ndim != 1 or len(x) == 0:
         raise FedlabError("calibration needs one raw score per answer and at least one answer")
     meta = dict(meta or {})
-    meta.setdefault("n", int(len(x)))
+    meta.setdefault("n", len(x))
     meta.setdefault("accuracy", float(y.mean()))
     if method == "isotonic":
         from sklearn.isotonic import IsotonicRegression

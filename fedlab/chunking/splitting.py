@@ -61,6 +61,11 @@ def _sentences(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
     return [t for t in (_trim(text, a, b) for a, b in out) if t]
 
 
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """Sentences of ``text`` as (start, end) spans; initials and abbreviations do not end one."""
+    return _sentences(text, 0, len(text))
+
+
 def _paragraphs(text, lo, hi):
     return _split_by(PARAGRAPH_RE, text, lo, hi)
 

@@ -28,6 +28,7 @@ from datetime import date
 from typing import Callable, Iterator
 
 from fedlab.index.tokens import Tokenizer, stem
+from fedlab.chunking.splitting import sentence_spans
 
 TOKENS = Tokenizer()
 QUESTION_WORDS = frozenset(stem(w) for w in """
@@ -64,7 +65,6 @@ VOCABULARY_EXPANSIONS = {
     stem("economy"): "economic activity growth",
     stem("growth"): "economic activity real GDP",
 }
-_SENTENCE = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"(])")
 _NUMBER = re.compile(r"^\d")
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
 MAX_SENTENCE_CHARS = 700
@@ -111,7 +111,7 @@ def _sentences(passage: str) -> tuple[int | None, list[str]]:
     head = PASSAGE_HEAD.match(passage)
     body = passage[head.end():] if head else passage
     n = int(head.group(1)) if head else None
-    parts = [" ".join(s.split()) for block in re.split(r"\n\s*\n", body) for s in _SENTENCE.split(block)]
+    parts = [" ".join(block[a:b].split()) for block in re.split(r"\n\s*\n", body) for a, b in sentence_spans(block)]
     # a chunk may start mid-sentence: a lower-case opening is a fragment, not a sentence
     return n, [s for s in parts if 20 <= len(s) <= MAX_SENTENCE_CHARS and not s[0].islower()]
 
