@@ -17,12 +17,10 @@ import os
 import sys
 import time
 import unicodedata
-from pathlib import Path
 
 from fedlab.errors import FedlabError
 
 DEFAULT_CONFIG = "production"
-DEFAULT_GROUPS = {"agent": "default", "lm": "extractive"}
 MAX_QUESTION_CHARS = 1000
 EXIT_BACKEND = 3
 
@@ -43,55 +41,14 @@ def check_question(text: str, max_chars: int = MAX_QUESTION_CHARS) -> str:
     return " ".join(question.split())
 
 
-def _listed_groups(config: str) -> dict[str, str | None]:
-    """Group -> choice named in the config file's defaults list (read as YAML; null = off)."""
-    import yaml
-
-    from fedlab.config import CONF_DIR
-
-    path = Path(config) if Path(config).suffix in (".yaml", ".yml") else CONF_DIR / f"{config}.yaml"
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError):
-        return {}
-    groups: dict[str, str | None] = {}
-    for entry in data.get("defaults", []) or []:
-        if isinstance(entry, dict):
-            for key, value in entry.items():
-                groups[str(key).removeprefix("override ").split("@")[0].strip()] = value
-    return groups
-
-
-def group_overrides(listed: dict[str, str | None], sets: list[str]) -> list[str]:
-    """``sets`` with the agent and lm groups switched on: the user's choice, else DEFAULT_GROUPS.
-
-    A group the config does not list must be added (``+lm=...``); one it lists as null is
-    overridden (``lm=...``); each group is named once, as Hydra refuses two values.
-    """
-    sets = list(sets)
-    chosen = {}
-    for i, item in enumerate(sets):
-        key, _, value = item.partition("=")
-        if key.lstrip("+~") in DEFAULT_GROUPS and value:
-            chosen[key.lstrip("+~")] = i
-    added = []
-    for group, choice in DEFAULT_GROUPS.items():
-        prefix = "" if group in listed else "+"
-        if group in chosen:
-            i = chosen[group]
-            sets[i] = f"{prefix}{group}={sets[i].partition('=')[2]}"
-        elif listed.get(group) is None:
-            added.append(f"{prefix}{group}={choice}")
-    return added + sets
-
-
 def compose_config(config: str, sets: list[str]):
-    from fedlab.config import CONF_DIR, compose
+    from fedlab.agent.config import compose_with_agent
+    from fedlab.config import CONF_DIR
 
     if config == DEFAULT_CONFIG and not (CONF_DIR / f"{DEFAULT_CONFIG}.yaml").is_file():
         raise FedlabError("conf/production.yaml does not exist yet: run `make export` to write it, "
                           "or ask with --config evaluate")
-    return compose(config, group_overrides(_listed_groups(config), sets))
+    return compose_with_agent(config, sets)
 
 
 def parse_args(argv: list[str] | None):

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fedlab.ask import check_question, group_overrides
+from fedlab.agent.config import group_overrides
+from fedlab.ask import check_question
 from fedlab.errors import FedlabError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -19,39 +19,13 @@ from pathlib import Path
 from fedlab.errors import FedlabError
 
 DEFAULT_CONFIG = "evaluate"
-DEFAULT_GROUPS = {"agent": "default", "lm": "extractive"}
-
-
-def _defaults_list(config: str) -> dict[str, object]:
-    """{group: choice} of the config file's defaults list (None for a `group: null` entry)."""
-    import yaml
-
-    from fedlab.config import CONF_DIR
-
-    path = Path(config) if Path(config).suffix in (".yaml", ".yml") else CONF_DIR / f"{config}.yaml"
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError):
-        return {}
-    out: dict[str, object] = {}
-    for entry in data.get("defaults", []) or []:
-        if isinstance(entry, dict):
-            out.update({str(k).split("@")[0].removeprefix("override ").strip(): v for k, v in entry.items()})
-    return out
 
 
 def compose_for_agent(config: str, sets: list[str], split: str):
     """The config with the agent and lm groups selected (defaults added when neither names them)."""
-    from fedlab.config import compose
+    from fedlab.agent.config import compose_with_agent
 
-    listed = _defaults_list(config)
-    named = {s.split("=", 1)[0].lstrip("+~") for s in sets}
-    added = []
-    for group, choice in DEFAULT_GROUPS.items():
-        if group in named or listed.get(group) is not None:
-            continue
-        added.append(f"{'' if group in listed else '+'}{group}={choice}")
-    return compose(config, added + list(sets) + [f"dataset.split={split}"])
+    return compose_with_agent(config, [*sets, f"dataset.split={split}"])
 
 
 def default_out(cfg) -> Path:
