@@ -22,7 +22,8 @@ def run_name(cfg: DictConfig) -> str:
     """e.g. hybrid/minilm/exact/recursive200-40/date/k10[/lateinteraction]"""
     parts = [cfg.retriever.kind]
     if cfg.retriever.kind != "bm25":
-        parts += [cfg.embedder.name, _short(cfg.index._target_, "Index")]
+        index = _short(cfg.index._target_, "Index")
+        parts += [cfg.embedder.name, index + ("-postfilter" if cfg.index.get("filter_mode") == "post" else "")]
     parts.append(f"{_short(cfg.chunker._target_, 'Chunker')}{cfg.chunker.size}-{cfg.chunker.overlap}")
     parts += ["date" if cfg.retriever.date_aware else "nodate", f"k{cfg.retriever.top_k}"]
     reranker = _short(cfg.reranker._target_, "Reranker")
