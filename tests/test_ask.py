@@ -58,12 +58,20 @@ def test_bad_input_is_one_line_and_nonzero(corpus_dir, question):
     assert proc.stdout == ""
 
 
-def test_missing_production_config_names_make_export(tmp_path):
-    if (ROOT / "conf" / "production.yaml").exists():
-        pytest.skip("conf/production.yaml exists in this checkout")
-    proc = subprocess.run([sys.executable, "-m", "fedlab.ask", "What is the rate?"], capture_output=True, text=True,
-                          cwd=ROOT, timeout=60)
-    assert proc.returncode == 2 and "make export" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+def test_missing_production_config_names_make_export(tmp_path, monkeypatch):
+    """A checkout where `make export` has not run yet: conf/ without production.yaml."""
+    import shutil
+
+    import fedlab.config
+    from fedlab.ask import compose_config
+
+    conf = tmp_path / "conf"
+    shutil.copytree(ROOT / "conf", conf)
+    (conf / "production.yaml").unlink(missing_ok=True)
+    monkeypatch.setattr(fedlab.config, "CONF_DIR", conf)
+    with pytest.raises(FedlabError, match="make export") as err:
+        compose_config("production", [])
+    assert "\n" not in str(err.value)
 
 
 def test_question_checks():
