@@ -10,14 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import sys
 from dataclasses import dataclass
 
 import fedlab.config  # noqa: F401  (resolvers, telemetry defaults)
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from fedlab.cli import run_cli
+from fedlab.cli import run_cli, user_errors
 from fedlab.errors import FedlabError
 
 
@@ -249,13 +248,9 @@ def _chunker_label(cfg: DictConfig) -> str:
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="bench")
+@user_errors
 def main(cfg: DictConfig) -> None:
-    # Hydra reports an exception from the task as a stack trace; a user error stays one line.
-    try:
-        run(cfg)
-    except FedlabError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        raise SystemExit(2) from None
+    run(cfg)
 
 
 if __name__ == "__main__":

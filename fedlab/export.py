@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from fedlab.cli import run_cli, user_errors
 from fedlab.errors import FedlabError
-from fedlab.eval.metrics import mlflow_name
+from fedlab.eval.metrics import metric_from_mlflow_name, mlflow_name
 
 SHARED_DEFAULTS = [{"paths": "default"}, {"corpus": "fomc"}, {"dataset": "fomc_qa"}, {"agent": "default"},
                    {"lm": "extractive"}, {"eval": "default"}, {"mlflow": "default"}, {"hydra": "default"}, "_self_"]
@@ -110,7 +110,7 @@ def export(cfg: DictConfig) -> str:
                               max_results=5000)
     split = cfg.objective.split
     candidates = [
-        Candidate(r.info.run_id, r.info.run_name or "", {k.replace("_at_", "@"): v for k, v in r.data.metrics.items()},
+        Candidate(r.info.run_id, r.info.run_name or "", {metric_from_mlflow_name(k): v for k, v in r.data.metrics.items()},
                   dict(r.data.tags))
         for r in runs if r.info.status == "FINISHED" and r.data.tags.get("dataset_split") == split
     ]

@@ -1,6 +1,7 @@
 """Agent measures: key-fact normalisation, answer/abstention/citation measures, support, the judge."""
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import socket
@@ -247,7 +248,7 @@ def test_faithfulness_runs_ragas_with_a_supplied_llm():
         """Two statements per answer; a statement is faithful when its first word is in the context."""
 
         def generate(self, prompt, response_model):
-            raise NotImplementedError
+            return asyncio.run(self.agenerate(prompt, response_model))
 
         async def agenerate(self, prompt, response_model):
             if response_model is StatementGeneratorOutput:

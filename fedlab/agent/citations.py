@@ -29,7 +29,7 @@ NUMBER = re.compile(r"[0-9]+")
 CITATION_LIKE = re.compile("\\[[^\\[\\]\ue000\ue001]*\\bsource[^\\[\\]\ue000\ue001]*\\]"
                            r"|\[[\s\d,;&+\-–.]*\d[\s\d,;&+\-–.]*\]", re.I)
 FINAL_MARKER = re.compile(r"\[([0-9]+)\]")
-_OPEN, _CLOSE = "\ue000", "\ue001"  # private-use placeholders for kept markers
+_OPEN, _CLOSE = "\ue000", "\ue001"  # private-use sentinels that mark kept markers while the rest is cleaned
 _PLACEHOLDER = re.compile(f"{_OPEN}([0-9]+){_CLOSE}")
 
 

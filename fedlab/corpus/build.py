@@ -86,7 +86,7 @@ def _month_day_year(text: str | None) -> str | None:
     if not text:
         return None
     m = LAST_UPDATE_RE.search(text)
-    return calendar._parse_date(m.group(1)) if m else None
+    return calendar.parse_date(m.group(1)) if m else None
 
 
 def to_document(ref: calendar.PageRef, url: str, body: bytes) -> Document:
@@ -96,7 +96,7 @@ def to_document(ref: calendar.PageRef, url: str, body: bytes) -> Document:
     if release is None:
         release = ref.meeting_date if ref.doc_type == "statement" else _month_day_year(page.last_update)
     label = ref.meeting or _meeting_label(page.text, ref)
-    pretty = calendar._pretty(ref.meeting_date)
+    pretty = calendar.pretty_date(ref.meeting_date)
     kind = "FOMC statement" if ref.doc_type == "statement" else "FOMC minutes"
     return Document(
         doc_id=doc_id_for(ref.doc_type, ref.meeting_date),

@@ -52,7 +52,7 @@ def classify(href: str) -> tuple[str, str] | None:
     return None
 
 
-def _parse_date(text: str) -> str | None:
+def parse_date(text: str) -> str | None:
     text = text.replace(".", "")
     for fmt in ("%B %d, %Y", "%b %d, %Y"):
         try:
@@ -62,7 +62,7 @@ def _parse_date(text: str) -> str | None:
     return None
 
 
-def _pretty(iso_date: str) -> str:
+def pretty_date(iso_date: str) -> str:
     d = datetime.strptime(iso_date, "%Y-%m-%d")
     return f"{d:%B} {d.day}, {d.year}"
 
@@ -96,7 +96,7 @@ def _refs_in_block(block) -> list[PageRef]:
     if month is not None and day is not None:
         label = f"{month.get_text(' ', strip=True)} {day.get_text(' ', strip=True)}".replace("*", "").strip()
     released = RELEASED_RE.search(block.get_text(" "))
-    release = _parse_date(released.group(1)) if released else None
+    release = parse_date(released.group(1)) if released else None
     seen: dict[str, PageRef] = {}
     for a in block.find_all("a", href=True):
         kind = classify(a["href"])

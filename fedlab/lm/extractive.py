@@ -175,7 +175,39 @@ class SignaturePredictor:
         return dspy.Prediction(**outputs)
 
 
-class ExtractiveBackend:
+class FunctionBackend:
+    """A backend whose predictors are plain functions: query assessment and reformulation are the
+    deterministic ones above; ``synthesize(question, passages) -> {"answer": …}`` is the
+    subclass's. Token usage is counted in ``prompt_tokens`` / ``completion_tokens``."""
+
+    name = "functions"
+    prompt_tokens = 0
+    completion_tokens = 0
+
+    def synthesize(self, question: str, passages: list[str]) -> dict:
+        raise TypeError(f"{type(self).__name__} must define synthesize(question, passages)")
+
+    def predictor(self, signature):
+        from fedlab.agent import signatures as sig
+
+        table = {sig.AssessQuery: assess_query, sig.ReformulateQuery: reformulate_query,
+                 sig.SynthesizeAnswer: self.synthesize}
+        if signature not in table:
+            raise TypeError(f"the {self.name} backend does not answer {signature.__name__}")
+        return SignaturePredictor(signature, table[signature])
+
+    @contextlib.contextmanager
+    def context(self) -> Iterator[None]:
+        yield
+
+    def usage_mark(self) -> tuple[int, int]:
+        return self.prompt_tokens, self.completion_tokens
+
+    def usage_since(self, mark: tuple[int, int]) -> dict[str, int]:
+        return {"prompt_tokens": self.prompt_tokens - mark[0], "completion_tokens": self.completion_tokens - mark[1]}
+
+
+class ExtractiveBackend(FunctionBackend):
     """Offline and deterministic; not a language model (``is_language_model`` is False)."""
 
     name = "extractive"
@@ -184,28 +216,8 @@ class ExtractiveBackend:
     def __init__(self, max_sentences: int = 3):
         self.max_sentences = int(max_sentences)
 
-    def predictor(self, signature):
-        from fedlab.agent import signatures as sig
-
-        table = {
-            sig.AssessQuery: assess_query,
-            sig.ReformulateQuery: reformulate_query,
-            sig.SynthesizeAnswer: lambda question, passages: synthesize_answer(question, passages,
-                                                                               self.max_sentences),
-        }
-        if signature not in table:
-            raise TypeError(f"the extractive backend does not answer {signature.__name__}")
-        return SignaturePredictor(signature, table[signature])
-
-    @contextlib.contextmanager
-    def context(self) -> Iterator[None]:
-        yield
-
-    def usage_mark(self) -> int:
-        return 0
-
-    def usage_since(self, mark: int) -> dict[str, int]:
-        return {"prompt_tokens": 0, "completion_tokens": 0}
+    def synthesize(self, question: str, passages: list[str]) -> dict:
+        return synthesize_answer(question, passages, self.max_sentences)
 
     def describe(self) -> str:
         return "extractive (sentences selected from the sources; no language model)"

@@ -9,12 +9,10 @@ the user; an answer with no valid marker makes the agent abstain.
 """
 from __future__ import annotations
 
-import contextlib
 import os
-from typing import Iterator
 
 from fedlab.lm.base import LMUnavailable, one_line
-from fedlab.lm.extractive import PASSAGE_HEAD, SignaturePredictor, assess_query, reformulate_query
+from fedlab.lm.extractive import PASSAGE_HEAD, FunctionBackend
 
 EXAMPLE = """Passages:
 [Source 1] FOMC statement, 2023-07-26: The Committee decided to raise the target range for the federal funds rate to 5-1/4 to 5-1/2 percent.
@@ -37,7 +35,7 @@ def few_shot_prompt(question: str, passages: list[str], max_passages: int, max_c
             + f"\nQuestion: {' '.join(question.split())}\nAnswer:")
 
 
-class LocalBackend:
+class LocalBackend(FunctionBackend):
     name = "local"
     is_language_model = True
 
@@ -86,25 +84,6 @@ class LocalBackend:
     def synthesize(self, question: str, passages: list[str]) -> dict:
         prompt = few_shot_prompt(question, passages, self.max_context, self.max_passage_chars)
         return {"answer": self.complete(prompt)}
-
-    def predictor(self, signature):
-        from fedlab.agent import signatures as sig
-
-        table = {sig.AssessQuery: assess_query, sig.ReformulateQuery: reformulate_query,
-                 sig.SynthesizeAnswer: self.synthesize}
-        if signature not in table:
-            raise TypeError(f"the local backend does not answer {signature.__name__}")
-        return SignaturePredictor(signature, table[signature])
-
-    @contextlib.contextmanager
-    def context(self) -> Iterator[None]:
-        yield
-
-    def usage_mark(self) -> tuple[int, int]:
-        return self.prompt_tokens, self.completion_tokens
-
-    def usage_since(self, mark: tuple[int, int]) -> dict[str, int]:
-        return {"prompt_tokens": self.prompt_tokens - mark[0], "completion_tokens": self.completion_tokens - mark[1]}
 
     def describe(self) -> str:
         return "local (gemma-3-270m base, Q4_K_M, xllamacpp)"
