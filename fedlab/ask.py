@@ -22,11 +22,29 @@ from fedlab.errors import FedlabError
 
 DEFAULT_CONFIG = "production"
 MAX_QUESTION_CHARS = 1000
+EXIT_USER = 2
 EXIT_BACKEND = 3
+
+
+def utf8_problem(text: str) -> str | None:
+    """Why ``text`` cannot be encoded as UTF-8, or None. Command-line bytes that are not UTF-8
+    reach Python as lone surrogates (surrogateescape); JSON can carry lone surrogates too."""
+    try:
+        text.encode("utf-8")
+        return None
+    except UnicodeEncodeError as exc:
+        code = ord(text[exc.start])
+        if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
+            return f"byte 0x{code - 0xDC00:02x} at character {exc.start + 1} is not UTF-8"
+        return f"a lone surrogate U+{code:04X} at character {exc.start + 1}"
 
 
 def check_question(text: str, max_chars: int = MAX_QUESTION_CHARS) -> str:
     """The question, stripped; a FedlabError (one line) when it cannot be a question."""
+    problem = utf8_problem(text)
+    if problem is not None:
+        raise FedlabError(f"the question is not valid UTF-8 text: {problem}; retype it as plain text "
+                          "(or set the terminal's encoding to UTF-8)")
     question = text.strip()
     if not question:
         raise FedlabError("the question is empty: ask something, e.g. "
@@ -48,11 +66,22 @@ def compose_config(config: str, sets: list[str]):
     if config == DEFAULT_CONFIG and not (CONF_DIR / f"{DEFAULT_CONFIG}.yaml").is_file():
         raise FedlabError("conf/production.yaml does not exist yet: run `make export` to write it, "
                           "or ask with --config evaluate")
-    return compose_with_agent(config, sets)
+    from fedlab.config import PIPELINE_GROUPS, require_keys
+
+    cfg = compose_with_agent(config, sets)
+    require_keys(cfg, PIPELINE_GROUPS, config)
+    return cfg
+
+
+class _ArgumentParser(argparse.ArgumentParser):
+    """Usage mistakes as one FedlabError line (printed as `error: ...`, exit 2), not usage + error."""
+
+    def error(self, message: str):
+        raise FedlabError(f"{message} (see python -m fedlab.ask --help)")
 
 
 def parse_args(argv: list[str] | None):
-    p = argparse.ArgumentParser(prog="python -m fedlab.ask", description="Ask the FOMC documents a question.")
+    p = _ArgumentParser(prog="python -m fedlab.ask", description="Ask the FOMC documents a question.")
     p.add_argument("question", help="the question, in quotes")
     p.add_argument("--config", default=DEFAULT_CONFIG,
                    help="a config name in conf/ or a path to a YAML config (default: production)")
@@ -75,11 +104,31 @@ def json_answer(answer, total_ms: float) -> dict:
     }
 
 
+def _wants_json(argv: list[str]) -> bool:
+    """--json among the options (not after `--`), for errors raised before the arguments parse."""
+    options = argv[:argv.index("--")] if "--" in argv else argv
+    return "--json" in options
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Exit code; a user error is a FedlabError (one `error:` line on stderr, exit 2), and with
+    --json also one JSON object on stdout: {"error": ..., "exit_code": 2}."""
     t0 = time.perf_counter()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = _wants_json(argv)
+    try:
+        args = parse_args(argv)
+        as_json = args.json
+        return _answer(args, t0)
+    except FedlabError as exc:
+        if as_json:
+            print(json.dumps({"error": str(exc), "exit_code": EXIT_USER}), flush=True)
+        raise
+
+
+def _answer(args: argparse.Namespace, t0: float) -> int:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # model-loading bars would clutter the answer
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    args = parse_args(argv)
     question = check_question(args.question, args.max_chars)
     cfg = compose_config(args.config, args.sets)
 
@@ -92,14 +141,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         try:
             agent = build_agent(cfg, search=search, backend=build_backend(cfg))
-            answer = agent(question)
+            try:
+                answer = agent(question)
+            except OverflowError:  # a date read from the question, widened past date.max / date.min
+                raise FedlabError("a date in the question is out of range: ask about dates between "
+                                  "1900 and 2200") from None
         except LMUnavailable as exc:
             from fedlab.agent.render import print_sources_only
 
             print(f"error: {exc}", file=sys.stderr)
             result = search.searcher.search(question)
             if args.json:
-                print(json.dumps({"error": str(exc), "retrieved": [
+                print(json.dumps({"error": str(exc), "exit_code": EXIT_BACKEND, "retrieved": [
                     {"doc_id": h.chunk.doc_id, "chunk_id": h.chunk.chunk_id, "meeting_date": h.chunk.meeting_date,
                      "section": h.chunk.section} for h in result.hits]}))
             else:

@@ -14,7 +14,6 @@ import logging
 import os
 import shutil
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
@@ -30,14 +29,15 @@ MANIFEST = "_manifest.json"
 
 def content_key(*parts: Any) -> str:
     """A stable hash of JSON-able parts (strings, numbers, lists, dicts)."""
-    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode()
+    # surrogatepass: text that is not valid Unicode (undecodable bytes in argv) still hashes
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")
     return hashlib.sha256(blob).hexdigest()[:24]
 
 
 def texts_key(texts: list[str]) -> str:
     h = hashlib.sha256()
     for t in texts:
-        h.update(hashlib.sha256(t.encode()).digest())
+        h.update(hashlib.sha256(t.encode("utf-8", "surrogatepass")).digest())
     return h.hexdigest()[:24]
 
 
@@ -104,25 +104,27 @@ class ArtifactCache:
         self.stats[f"{kind}.miss"] += 1
         return final
 
-    # -- query vectors: many tiny artifacts, one .npz each ---------------------------------
-    def query_vector(self, embedder_fp: str, text: str, embed: Callable[[str], np.ndarray]) -> tuple[np.ndarray, float]:
-        """The query's vector and the milliseconds it took to compute when it was computed, so
-        that latency reports keep the model's cost even when the vector comes from the cache."""
+    # -- query vectors: many tiny artifacts, one .npy each ----------------------------------
+    def query_vector(self, embedder_fp: str, text: str, embed: Callable[[str], np.ndarray]) -> tuple[np.ndarray, bool]:
+        """The query's vector and whether it came from the cache. Any file that cannot be read
+        back as a vector (truncated, empty, not numpy) is damaged: it is recomputed and replaced.
+        Timing is the caller's business: a cached vector carries no latency."""
         key = content_key(embedder_fp, text)
         path = self.root / "query_embeddings" / key[:2] / f"{key}.npz"
         if path.is_file():
             try:
                 with np.load(path, allow_pickle=False) as data:
-                    vec, ms = data["vector"], float(data["compute_ms"])
-                self.stats["query_embeddings.hit"] += 1
-                return vec, ms
-            except (ValueError, OSError, KeyError):
-                self.stats["query_embeddings.damaged"] += 1
-        t0 = time.perf_counter()
+                    vec = np.asarray(data["vector"], dtype=np.float32)
+                if vec.ndim == 1 and vec.size and np.isfinite(vec).all():
+                    self.stats["query_embeddings.hit"] += 1
+                    return vec, True
+            except Exception:  # noqa: BLE001 — EOFError, BadZipFile, ValueError, OSError, KeyError, ...
+                pass
+            log.warning("cached query vector %s is damaged; recomputing it", path.name)
+            self.stats["query_embeddings.damaged"] += 1
         vec = np.asarray(embed(text), dtype=np.float32)
-        ms = (time.perf_counter() - t0) * 1000.0
         with io.atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
-                np.savez(fh, vector=vec, compute_ms=np.float64(ms))
+                np.savez(fh, vector=vec)
         self.stats["query_embeddings.miss"] += 1
-        return vec, ms
+        return vec, False

@@ -8,6 +8,7 @@ from typing import Callable, TypeVar
 from fedlab.errors import FedlabError
 
 F = TypeVar("F", bound=Callable)
+INTERRUPTED = False  # set when a command ends on Ctrl-C / SIGTERM (read by exit handlers)
 
 
 def user_errors(fn: F) -> F:
@@ -31,5 +32,7 @@ def run_cli(main: Callable[[], object]) -> None:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
     except KeyboardInterrupt:
+        global INTERRUPTED
+        INTERRUPTED = True
         print("interrupted", file=sys.stderr)
         sys.exit(130)

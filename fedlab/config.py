@@ -32,12 +32,92 @@ def compose(config_name: str, overrides: list[str] | None = None):
     from fedlab.errors import FedlabError
 
     as_path = Path(config_name)
-    if as_path.suffix in (".yaml", ".yml") and as_path.is_file():
+    if as_path.suffix in (".yaml", ".yml"):
+        if not as_path.exists():
+            raise FedlabError(f"config file {config_name} does not exist: pass the path of a YAML config, "
+                              "or the name of a config in conf/ (e.g. --config evaluate)")
+        if not as_path.is_file():
+            raise FedlabError(f"config file {config_name} is not a file: pass the path of a YAML config")
+        check_config_file(as_path)
         return _compose_file(as_path, overrides)
     if not (CONF_DIR / f"{config_name}.yaml").is_file():
         raise FedlabError(f"no config {config_name!r} in {CONF_DIR}: run `make export` to write conf/production.yaml, "
                           "or pass the name of a file in conf/ or a path to a YAML config")
+    check_config_file(CONF_DIR / f"{config_name}.yaml")
     return _compose_in(CONF_DIR, config_name, overrides)
+
+
+def check_config_file(path: Path) -> dict:
+    """The YAML mapping in ``path``; a one-line FedlabError naming the file when it is unreadable,
+    not UTF-8, not YAML, or not a mapping of config keys at the top level."""
+    import yaml
+
+    from fedlab.errors import FedlabError
+
+    fix = "a config is a YAML mapping such as `defaults: [...]` (see conf/evaluate.yaml)"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise FedlabError(f"config file {path} cannot be read ({exc.strerror or type(exc).__name__}): "
+                          "check its permissions") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FedlabError(f"config file {path} is not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+                          f"{exc.start}): save it as UTF-8") from None
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise FedlabError(f"config file {path} is not valid YAML ({yaml_problem(exc)}): fix the file; {fix}") from None
+    if not isinstance(loaded, dict):
+        what = "nothing" if loaded is None else f"a {type(loaded).__name__} ({_clip(repr(loaded))})"
+        raise FedlabError(f"config file {path} holds {what} at the top level, not a mapping of config keys: {fix}")
+    if not isinstance(loaded.get("defaults", []), list):
+        raise FedlabError(f"config file {path} has a defaults entry that is not a list "
+                          f"({_clip(repr(loaded['defaults']))}): write it as `defaults: [- group: choice, ...]`")
+    return loaded
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A YAML error as one clause: the problem and where it is (line and column, 1-based)."""
+    problem = " ".join(str(getattr(exc, "problem", None) or exc).split())
+    mark = getattr(exc, "problem_mark", None)
+    if mark is not None:
+        problem = f"{problem}, line {mark.line + 1} column {mark.column + 1}"
+    return _clip(problem, 160)
+
+
+def _clip(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# What build_pipeline reads in every config (index / bm25 only for the retrievers that use them).
+PIPELINE_GROUPS = ("paths", "corpus", "chunker", "embedder", "retriever", "reranker")
+
+
+def require_keys(cfg, keys, config_name: str) -> None:
+    """A FedlabError when the composed ``cfg`` lacks any of ``keys`` (e.g. a config file that
+    does not name the pipeline's groups in its defaults list)."""
+    from fedlab.errors import FedlabError
+
+    missing = [k for k in keys if k not in cfg or cfg.get(k) is None]
+    if not missing and "retriever" in keys:
+        kind = cfg.retriever.get("kind") if hasattr(cfg.retriever, "get") else None
+        needs = {"dense": ("index",), "hybrid": ("index", "bm25"), "bm25": ("bm25",)}.get(kind, ())
+        missing = [k for k in needs if k not in cfg or cfg.get(k) is None]
+    if missing:
+        raise FedlabError(f"config {config_name!r} has no {', '.join(missing)}: list the pipeline's groups in its "
+                          "defaults list (see conf/evaluate.yaml), or use --config evaluate")
+    from omegaconf.errors import OmegaConfBaseException
+
+    for key in keys:  # interpolations resolve now, not as a traceback halfway through the build
+        try:
+            OmegaConf.to_container(cfg[key], resolve=True) if OmegaConf.is_config(cfg[key]) else cfg[key]
+        except OmegaConfBaseException as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise FedlabError(f"config {config_name!r}: {key} does not resolve ({first}): fix the value "
+                              "or the --set override") from None
 
 
 def _compose_file(path: Path, overrides: list[str] | None):
@@ -50,10 +130,11 @@ def _compose_file(path: Path, overrides: list[str] | None):
         conf = Path(tmp) / "conf"
         shutil.copytree(CONF_DIR, conf)
         shutil.copyfile(path, conf / "_given.yaml")
-        return _compose_in(conf, "_given", overrides)
+        return _compose_in(conf, "_given", overrides, label=str(path))
 
 
-def _compose_in(config_dir: Path, config_name: str, overrides: list[str] | None):
+def _compose_in(config_dir: Path, config_name: str, overrides: list[str] | None, label: str | None = None):
+    import yaml
     from hydra import compose as hydra_compose
     from hydra import initialize_config_dir
     from hydra.errors import HydraException
@@ -71,8 +152,19 @@ def _compose_in(config_dir: Path, config_name: str, overrides: list[str] | None)
     try:
         with initialize_config_dir(config_dir=str(config_dir), version_base="1.3"):
             return hydra_compose(config_name=config_name, overrides=list(overrides or []))
-    except (HydraException, OmegaConfBaseException) as exc:
+    except yaml.YAMLError as exc:  # what safe_load accepts and OmegaConf's loader does not (duplicate keys)
+        mark = getattr(exc, "problem_mark", None)
+        where = str(getattr(mark, "name", "") or "")
+        if label is not None and (not where or where.endswith("_given.yaml")):
+            where = label
+        elif where.startswith(str(config_dir)):
+            where = str(CONF_DIR / Path(where).relative_to(config_dir))
+        raise FedlabError(f"config file {where or config_name} is not valid YAML ({yaml_problem(exc)}): "
+                          "fix the file") from None
+    except (HydraException, OmegaConfBaseException, ValueError) as exc:  # ValueError: a malformed defaults list
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise FedlabError(f"config {config_name!r} does not compose with {overrides}: {first}") from None
+        if label is not None:
+            first = first.replace("'_given'", repr(label))
+        raise FedlabError(f"config {label or config_name!r} does not compose with {overrides}: {first}") from None
     finally:
         restore_gh_from_backup(outer)

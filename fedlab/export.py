@@ -36,25 +36,66 @@ def sort_key(c: Candidate, metric: str, tie_breakers: list[str]) -> tuple:
     return tuple(key)
 
 
-def eligible(c: Candidate, constraints: dict) -> bool:
+def breaches(c: Candidate, constraints: dict) -> list[str]:
+    """Why ``c`` is not eligible: one reason per constraint it breaks (empty = eligible)."""
+    out = []
     for name, bound in constraints.items():
         value = c.metrics.get(name)
         if value is None:
-            return False
+            out.append(f"{name} not logged")
+            continue
         if "max" in bound and value > bound["max"]:
-            return False
+            out.append(f"{name}={value:.4g} > max {bound['max']}")
         if "min" in bound and value < bound["min"]:
-            return False
-    return True
+            out.append(f"{name}={value:.4g} < min {bound['min']}")
+    return out
+
+
+def eligible(c: Candidate, constraints: dict) -> bool:
+    return not breaches(c, constraints)
+
+
+@dataclass
+class Selection:
+    best: Candidate
+    excluded: list[tuple[Candidate, list[str]]]  # runs the constraints ruled out, with the reasons, best first
+
+
+def select(candidates: list[Candidate], metric: str, tie_breakers: list[str], constraints: dict) -> Selection:
+    """The best eligible run, and every run the constraints excluded (with why), in rank order."""
+    order = sorted(candidates, key=lambda c: sort_key(c, metric, tie_breakers))
+    excluded = [(c, breaches(c, constraints)) for c in order if breaches(c, constraints)]
+    pool = [c for c in order if eligible(c, constraints)]
+    if not pool:
+        top = excluded[0]
+        raise FedlabError(
+            f"no run of the sweep meets the constraints {constraints} (the best run, {top[0].name}, has "
+            f"{'; '.join(top[1])}): relax objective.constraints or sweep again"
+        )
+    return Selection(pool[0], excluded)
 
 
 def pick_best(candidates: list[Candidate], metric: str, tie_breakers: list[str], constraints: dict) -> Candidate:
-    pool = [c for c in candidates if eligible(c, constraints)]
-    if not pool:
-        raise FedlabError(
-            f"no run of the sweep meets the constraints {constraints}: relax objective.constraints or sweep again"
-        )
-    return sorted(pool, key=lambda c: sort_key(c, metric, tie_breakers))[0]
+    return select(candidates, metric, tie_breakers, constraints).best
+
+
+def print_exclusions(selection: Selection, metric: str, console=None) -> None:
+    """What the constraints took away: every excluded run that ranks above the chosen one (those
+    changed the outcome), then a count of the rest."""
+    from rich.console import Console
+
+    console = console or Console(stderr=True, highlight=False)
+    if not selection.excluded:
+        console.print("constraints excluded no run")
+        return
+    chosen = selection.best.metrics.get(metric, -math.inf)
+    above = [(c, why) for c, why in selection.excluded if c.metrics.get(metric, -math.inf) >= chosen]
+    console.print(f"constraints excluded {len(selection.excluded)} run(s); {len(above)} of them rank above the "
+                  f"chosen run by {metric}:")
+    for c, why in above[:20]:
+        console.print(f"  excluded {c.name} ({metric}={c.metrics.get(metric, math.nan):.4f}): {'; '.join(why)}")
+    if len(above) > 20:
+        console.print(f"  … and {len(above) - 20} more above it")
 
 
 def render_production(best: Candidate, run_config: dict, keys: list[str], sweep_id: str,
@@ -120,8 +161,10 @@ def export(cfg: DictConfig) -> str:
     if not any(metric in c.metrics for c in candidates):
         raise FedlabError(f"objective.metric={metric!r} was not logged by the sweep's runs "
                           f"(logged e.g. {mlflow_name('recall@5')} as recall@5): choose a logged metric")
-    best = pick_best(candidates, metric, list(cfg.objective.tie_breakers),
-                     OmegaConf.to_container(cfg.objective.constraints) or {})
+    selection = select(candidates, metric, list(cfg.objective.tie_breakers),
+                       OmegaConf.to_container(cfg.objective.constraints) or {})
+    print_exclusions(selection, metric)
+    best = selection.best
     path = download_artifacts(run_id=best.run_id, artifact_path="config.yaml", tracking_uri=tracker.tracking_uri)
     with open(path) as fh:
         run_config = yaml.safe_load(fh)
@@ -129,17 +172,18 @@ def export(cfg: DictConfig) -> str:
     write_text(cfg.out, render_production(best, run_config, keys, sweep_id))
     print(f"wrote {cfg.out}: {best.name} (run {best.run_id}) {metric}={best.metrics[metric]:.3f}")
     if cfg.calibration.fit:
-        fit_calibration(cfg.out, cfg.calibration.out, cfg.paths.data_dir)
+        fit_calibration(cfg.out, cfg.calibration.out, cfg.paths.data_dir, cfg.calibration.get("method", "platt"))
         write_text(cfg.out, render_production(best, run_config, keys, sweep_id, calibration_ref(cfg.calibration.out)))
         print(f"the agent's confidence calibrator (fitted on the dev split): {cfg.calibration.out}")
     return str(cfg.out)
 
 
-def fit_calibration(production: str, out: str, data_dir: str) -> None:
+def fit_calibration(production: str, out: str, data_dir: str, method: str = "platt") -> None:
     """Fit the agent's confidence calibrator on the dev split with the exported pipeline."""
     from fedlab.agent_eval.calibrate import main as calibrate
 
-    args = ["--config", str(production), "--split", "dev", "--out", str(out), "--set", f"paths.data_dir={data_dir}"]
+    args = ["--config", str(production), "--split", "dev", "--out", str(out), "--method", str(method),
+            "--set", f"paths.data_dir={data_dir}"]
     if calibrate(args) != 0:
         raise FedlabError(f"fitting the calibrator for {production} failed (see above); "
                           "pass calibration.fit=false to export without one")

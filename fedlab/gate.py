@@ -1,7 +1,10 @@
 """`python -m fedlab.gate`: evaluate the production config on the test split against thresholds.
 
-Exits 0 when every metric meets its threshold, 1 naming each breached metric, 2 on a usage
-error. ``--set recall@5=0.9`` overrides a threshold (how CI proves the gate can fail).
+Exit codes: 0 every metric meets its threshold; 1 a threshold was breached (each breached
+metric named); 2 the gate could not run (bad input or config, no corpus, tracking store
+unreachable, any failure); 3 the corpus or dataset differs from the one the production config
+was exported on (``--allow-data-change`` gates it anyway). ``--set recall@5=0.9`` overrides a
+threshold (how CI proves the gate can fail).
 """
 from __future__ import annotations
 
@@ -13,6 +16,30 @@ from pathlib import Path
 import yaml
 
 from fedlab.errors import FedlabError
+
+EXIT_PASS, EXIT_BREACH, EXIT_CANNOT_RUN, EXIT_DATA_CHANGED = 0, 1, 2, 3
+
+
+class DataChanged(FedlabError):
+    """The data under the gate is not the data its production config was measured on."""
+
+
+def check_data(cfg) -> None:
+    """The corpus and dataset hashes the production config records must be today's."""
+    from omegaconf import OmegaConf
+
+    from fedlab.eval.harness import dataset_hash
+    from fedlab.pipeline import load_corpus
+
+    recorded = OmegaConf.select(cfg, "production", default=None)
+    if recorded is None:
+        return  # not an exported config: nothing recorded to check against
+    now = {"corpus": load_corpus(cfg.corpus.dir).content_hash, "dataset": dataset_hash(cfg.dataset.path)}
+    was = {"corpus": recorded.get("corpus_hash"), "dataset": recorded.get("dataset_hash")}
+    changed = [f"{what} {was[what]} -> {now[what]}" for what in now if was[what] and was[what] != now[what]]
+    if changed:
+        raise DataChanged(f"the data changed since the production config was exported ({'; '.join(changed)}): "
+                          "re-export (`make export`) and re-derive conf/gates.yaml, or pass --allow-data-change")
 
 
 @dataclass(frozen=True)
@@ -71,6 +98,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--gates", default=None, help="thresholds file (default: conf/gates.yaml)")
     parser.add_argument("--split", default="test", help="dataset split to gate on (default: test)")
     parser.add_argument("--set", action="append", default=[], metavar="METRIC=VALUE", help="override a threshold")
+    parser.add_argument("--allow-data-change", action="store_true",
+                        help="gate even if the corpus or dataset hash differs from the production config's")
     parser.add_argument("overrides", nargs="*", help="Hydra overrides for the config (key=value)")
     args = parser.parse_args(argv)
     try:
@@ -79,16 +108,27 @@ def main(argv: list[str] | None = None) -> int:
 
         thresholds = load_thresholds(args.gates or CONF_DIR / "gates.yaml", args.set)
         cfg = compose(args.config, [f"dataset.split={args.split}", "+gate=true", *args.overrides])
+        if not args.allow_data_change:
+            check_data(cfg)
         metrics = evaluate(cfg)
         results = check(metrics, thresholds)
+    except DataChanged as exc:
+        print(f"gate refused: {exc}", file=sys.stderr)
+        return EXIT_DATA_CHANGED
     except FedlabError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        print(f"error: the gate could not run: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
+    except KeyboardInterrupt:
+        raise
+    except Exception as exc:  # noqa: BLE001 — "could not run" must never read as "breached"
+        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        print(f"error: the gate could not run: {type(exc).__name__}: {first}", file=sys.stderr)
+        return EXIT_CANNOT_RUN
     print_results(results)
     failed = [r for r in results if not r.passed]
     for r in failed:
         print(f"gate failed: {r.metric} = {r.measured:.4f} is below its threshold {r.threshold:.4f}", file=sys.stderr)
-    return 1 if failed else 0
+    return EXIT_BREACH if failed else EXIT_PASS
 
 
 if __name__ == "__main__":

@@ -45,8 +45,9 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
 
 
-def write_jsonl(path: str | os.PathLike, rows: Iterable[dict]) -> None:
-    lines = (json.dumps(row, ensure_ascii=False, sort_keys=True) for row in rows)
+def write_jsonl(path: str | os.PathLike, rows: Iterable[dict], sort_keys: bool = True) -> None:
+    """One JSON object a line; ``sort_keys=False`` keeps each row's own key order (id first)."""
+    lines = (json.dumps(row, ensure_ascii=False, sort_keys=sort_keys) for row in rows)
     write_text(path, "".join(line + "\n" for line in lines))
 
 

@@ -21,9 +21,7 @@ from fedlab import io
 from fedlab.cache import ArtifactCache, content_key, texts_key
 from fedlab.chunking.chunk import Chunk
 from fedlab.chunking.factory import instantiate_chunker
-from fedlab.corpus.build import load_documents, load_manifest
 from fedlab.corpus.document import Document
-from fedlab.errors import FedlabError
 
 log = logging.getLogger(__name__)
 DENSE_KINDS = ("dense", "hybrid")
@@ -42,13 +40,13 @@ class Corpus:
 
 
 def load_corpus(directory: str | Path) -> Corpus:
+    """The corpus snapshot at ``directory``; its content hash is computed from the documents
+    and checked against manifest.json (FedlabError, one line, on a mismatch or no corpus)."""
+    from fedlab.corpus.build import load_snapshot
+
     directory = Path(directory)
-    if not (directory / "docs.jsonl").is_file() or not (directory / "manifest.json").is_file():
-        raise FedlabError(
-            f"no corpus at {directory}: build it with `make data` "
-            "(FEDLAB_MIRROR=../shared/fomc-mirror make data reads the saved site)"
-        )
-    return Corpus(load_documents(directory), load_manifest(directory)["content_hash"], directory)
+    snapshot = load_snapshot(directory)
+    return Corpus(snapshot.documents, snapshot.content_hash, directory)
 
 
 @dataclass
@@ -69,9 +67,14 @@ class Pipeline:
     embedder: Any | None
     info: BuildInfo
 
+    def warm_up(self) -> None:
+        """Load the query-side model before anything is timed (latency is a steady-state figure)."""
+        if self.embedder is not None:
+            self.embedder.warm_up()
+
     def search(self, question: str, k: int | None = None, hint=None, flt=None):
-        """Retrieve (``flt``: a MetadataFilter); ``embed_ms`` is the model's compute time even
-        for a cached query vector."""
+        """Retrieve (``flt``: a MetadataFilter); ``embed_ms`` is the model's compute time,
+        measured now even when the query vector comes from the cache."""
         if self.embedder is None:
             return self.retriever.search(question, k=k, hint=hint, flt=flt)
         self.embedder.compute_ms = 0.0
@@ -83,14 +86,31 @@ class Pipeline:
         return result
 
 
-def _timed(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: str, build) -> Path:
+def _timed(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: str, build,
+           what: str | None = None) -> Path:
+    """``cache.get_or_build``, timed. A miss says what it builds before it starts and how long it
+    took after (INFO, on stderr even where logging is not configured); a hit is DEBUG only."""
+    from fedlab.progress import format_duration, note
+
+    what = what or stage
+
+    def announced(tmp: Path) -> None:  # called on a miss only, once the lock is ours
+        note(log, f"building {what} — not in the cache yet")
+        build(tmp)
+
     before = cache.stats[f"{kind}.miss"]
     t0 = time.perf_counter()
-    path = cache.get_or_build(kind, key, build)
+    path = cache.get_or_build(kind, key, announced)
     missed = cache.stats[f"{kind}.miss"] > before
     info.seconds[stage] = time.perf_counter() - t0
     info.cache[stage] = "miss" if missed else "hit"
     info.keys[stage] = key
+    if missed:
+        secs = info.seconds[stage]
+        took = f"{secs:.1f} s" if secs < 60 else format_duration(secs)
+        note(log, f"built {what} in {took}")
+    else:
+        log.debug("%s: cache hit (%s/%s)", stage, kind, key)
     return path
 
 
@@ -102,7 +122,9 @@ def chunk_corpus(corpus: Corpus, chunker, tokenizer, cache: ArtifactCache, info:
         io.write_jsonl(tmp / "chunks.jsonl", (c.to_json() for c in result.chunks))
         io.write_json(tmp / "stats.json", result.stats.as_metrics(prefix="chunking."))
 
-    path = _timed(info, "chunks", cache, "chunks", key, build)
+    name = getattr(chunker, "name", "") or type(chunker).__name__
+    what = f"chunks ({name}) of {len(corpus.documents):,} documents"
+    path = _timed(info, "chunks", cache, "chunks", key, build, what)
     info.chunking = json.loads((path / "stats.json").read_text())
     return [Chunk.from_json(row) for row in io.read_jsonl(path / "chunks.jsonl")]
 
@@ -114,7 +136,8 @@ def embed_chunks(chunks: list[Chunk], embedder, cache: ArtifactCache, info: Buil
         vectors = embedder.embed_documents([c.embed_text for c in chunks], progress=progress)
         np.save(tmp / "vectors.npy", vectors, allow_pickle=False)
 
-    path = _timed(info, "embeddings", cache, "embeddings", key, build)
+    what = f"embeddings ({getattr(embedder, 'name', type(embedder).__name__)}) for {len(chunks):,} chunks"
+    path = _timed(info, "embeddings", cache, "embeddings", key, build, what)
     return np.load(path / "vectors.npy", allow_pickle=False)
 
 
@@ -129,7 +152,8 @@ def build_vector_index(index, vectors: np.ndarray, chunks: list[Chunk], cache: A
         index.build(vectors, chunk_meta(chunks))
         index.save(tmp / "index")
 
-    path = _timed(info, "index", cache, "index", key, build)
+    what = f"{getattr(index, 'kind', type(index).__name__)} index over {len(chunks):,} vectors"
+    path = _timed(info, "index", cache, "index", key, build, what)
     search_params = {k: v for k, v in index.params().items() if k in type(index).SEARCH_PARAMS}
     return type(index).load(path / "index", **search_params)
 
@@ -139,7 +163,8 @@ def attach_token_store(reranker, chunks: list[Chunk], cache: ArtifactCache, info
     texts = [c.text for c in chunks]
     key = content_key("token_vectors", texts_key(texts), reranker.fingerprint())
     path = _timed(info, "token_vectors", cache, "token_vectors", key,
-                  lambda tmp: reranker.encode_store(texts, tmp, progress))
+                  lambda tmp: reranker.encode_store(texts, tmp, progress),
+                  f"late-interaction token vectors for {len(texts):,} chunks")
     reranker.attach_store(texts, path)
 
 
@@ -150,27 +175,43 @@ def build_bm25(bm25, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo)
         bm25.build([c.text for c in chunks], chunk_meta(chunks))
         bm25.save(tmp / "bm25")
 
-    path = _timed(info, "bm25", cache, "bm25", key, build)
+    path = _timed(info, "bm25", cache, "bm25", key, build, f"BM25 index over {len(chunks):,} chunks")
     return type(bm25).load(path / "bm25")
 
 
 class QueryCachingEmbedder:
     """The embedder, with query vectors read from / written to the cache by (text, embedder).
 
-    ``compute_ms`` accumulates what the model took to embed the queries served since the last
-    reset, measured when each vector was computed, whether or not it came from the cache now.
+    The cache serves the vector (so results are deterministic), but latency is measured in the
+    run that reports it: with ``time_model`` the model embeds every query anyway, and
+    ``compute_ms`` accumulates those live timings since the last reset. A vector's cost is
+    never read back from the cache, where it would stay frozen at whatever load the machine
+    had when it was first computed.
     """
 
-    def __init__(self, embedder, cache: ArtifactCache):
+    def __init__(self, embedder, cache: ArtifactCache, time_model: bool = True):
         self._embedder = embedder
         self._cache = cache
         self._fingerprint = embedder.fingerprint()
+        self.time_model = time_model
         self.compute_ms = 0.0
 
-    def embed_query(self, text: str) -> np.ndarray:
-        vec, ms = self._cache.query_vector(self._fingerprint, text, self._embedder.embed_query)
-        self.compute_ms += ms
+    def _timed_embed(self, text: str) -> np.ndarray:
+        t0 = time.perf_counter()
+        vec = self._embedder.embed_query(text)
+        self.compute_ms += (time.perf_counter() - t0) * 1000.0
         return vec
+
+    def embed_query(self, text: str) -> np.ndarray:
+        vec, hit = self._cache.query_vector(self._fingerprint, text, self._timed_embed)
+        if hit and self.time_model:
+            self._timed_embed(text)
+        return vec
+
+    def warm_up(self) -> None:
+        """Load the model and run it once, so that no timed query pays for loading it."""
+        self._embedder.ensure_loaded()
+        self._embedder.embed_query("FOMC warm-up query")
 
     def __getattr__(self, name: str):
         return getattr(self._embedder, name)

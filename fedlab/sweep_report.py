@@ -117,6 +117,7 @@ def report_sweep(tracking_uri: str, experiment: str, parent_id: str, wall_s: flo
         client.set_tag(parent_id, "best_run_name", best.name)
         client.log_metric(parent_id, f"best.{mlflow_name(objective)}", best.metrics.get(mlflow_name(objective), 0.0))
         _print(console, order[:15], objective, latency, front_ids, len(children))
+    client.set_tag(parent_id, "sweep.n_finished", str(len(children)))
     client.set_terminated(parent_id, "FINISHED")
     console.print(
         f"sweep: {len(children)} runs in {wall_s / 60:.1f} min; unique builds {savings['sweep.unique_build_s']:.0f}s, "

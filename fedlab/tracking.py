@@ -15,28 +15,140 @@ from fedlab.config import project_root
 from fedlab.eval.metrics import mlflow_name
 
 log = logging.getLogger(__name__)
-SECRET_KEY_RE = re.compile(r"(api[_-]?key|token|secret|password)", re.I)
+# Redaction is by exact key name and by value (any secret held in the environment), never by a
+# substring of a name: `lm.max_tokens` is a setting, not a secret.
+SECRET_KEYS = frozenset({"api_key", "apikey", "auth_token", "access_token", "token", "secret", "secret_key",
+                         "password", "passwd", "anthropic_api_key", "openai_api_key"})
+SECRET_ENV_RE = re.compile(r"(API_KEY|AUTH_TOKEN|ACCESS_TOKEN|SECRET|PASSWORD)$", re.I)
 MAX_PARAM_LEN = 6000
+# Groups whose settings can change what a run measures; the rest (paths, tracking, crawler,
+# Hydra) stay in the config.yaml artifact only.
+RESULT_GROUPS = ("corpus", "chunker", "embedder", "index", "bm25", "retriever", "reranker", "dataset", "agent",
+                 "lm", "eval")
+# Settings inside those groups that change how fast a run goes, never what it measures.
+EXECUTION_KEYS = frozenset({"progress", "device", "batch_size", "threads", "dir", "raw_cache_dir", "mirror",
+                            "fetch", "base_url", "allow_shrink", "volatile_ttl_h", "metrics_out", "transport",
+                            "concurrency", "timeout_s", "path"})
+
+
+def secret_values() -> set[str]:
+    """Values of secret-looking environment variables (long enough not to match by chance)."""
+    return {v for k, v in os.environ.items() if SECRET_ENV_RE.search(k) and len(v) >= 8}
+
+
+def redact(key: str, value: Any, secrets: set[str] | None = None) -> Any:
+    """``***`` for a secret: a key named exactly like one, or a value that contains one."""
+    if value in (None, ""):
+        return value
+    if key.rsplit(".", 1)[-1].lower() in SECRET_KEYS:
+        return "***"
+    text = str(value)
+    for secret in secrets if secrets is not None else secret_values():
+        if secret in text:
+            return "***"
+    return value
 
 
 def default_tracking_uri() -> str:
     return os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{Path(project_root()) / 'mlflow.db'}"
 
 
-def flatten(cfg: Any, prefix: str = "") -> dict[str, str]:
+def flatten(cfg: Any, prefix: str = "", secrets: set[str] | None = None) -> dict[str, str]:
     """Flat {dotted.key: str(value)} of a nested dict/list config; secrets are redacted."""
+    secrets = secret_values() if secrets is None else secrets
     out: dict[str, str] = {}
     if isinstance(cfg, dict):
         for k, v in cfg.items():
-            out.update(flatten(v, f"{prefix}{k}."))
+            out.update(flatten(v, f"{prefix}{k}.", secrets))
     elif isinstance(cfg, (list, tuple)) and any(isinstance(v, (dict, list)) for v in cfg):
         for i, v in enumerate(cfg):
-            out.update(flatten(v, f"{prefix}{i}."))
+            out.update(flatten(v, f"{prefix}{i}.", secrets))
     else:
         key = mlflow_name(prefix[:-1])
-        value = "***" if SECRET_KEY_RE.search(key.rsplit(".", 1)[-1]) and cfg else cfg
+        value = redact(key, cfg, secrets)
         out[key] = json.dumps(value) if isinstance(value, (list, tuple)) else str(value)
     return out
+
+
+def _short_target(target: str) -> str:
+    return target.rsplit(".", 1)[-1]
+
+
+def _result_setting(key: str, value: Any, root: Path) -> tuple[bool, Any]:
+    """(keep?, value as logged): no Hydra plumbing, no execution settings, no absolute paths
+    (a path inside the checkout is logged relative to it: conf/calibration/production.json)."""
+    if any(seg.startswith("_") or seg in EXECUTION_KEYS for seg in key.split(".")[1:]):
+        return False, None
+    if isinstance(value, str) and os.path.isabs(value):
+        try:
+            return True, Path(value).resolve().relative_to(root).as_posix()
+        except ValueError:
+            return False, None
+    return True, value
+
+
+def run_params(cfg: dict, choices: dict[str, str] | None = None) -> dict[str, str]:
+    """The params of an evaluation run: every setting of the groups the run uses that can change
+    its result, and each group's choice (``embedder=minilm``). An embedder on a BM25 run, the
+    crawler's timeouts, paths and ``_target_`` keys are left out (they stay in config.yaml)."""
+    choices = choices or {}
+    kind = (cfg.get("retriever") or {}).get("kind")
+    used = [g for g in RESULT_GROUPS if isinstance(cfg.get(g), dict)]
+    if kind == "bm25":
+        used = [g for g in used if g not in ("embedder", "index")]
+    elif kind in ("dense",):
+        used = [g for g in used if g != "bm25"]
+    if not ((cfg.get("agent") or {}) and (cfg.get("eval") or {}).get("judge")):
+        used = [g for g in used if g != "eval"]
+    root = Path(project_root()).resolve()
+    params: dict[str, Any] = {}
+    for group in used:
+        node = cfg[group]
+        choice = choices.get(group) or (_short_target(node["_target_"]) if "_target_" in node else None)
+        if choice and group not in ("corpus", "dataset", "eval"):
+            params[group] = choice
+        for key, value in flatten(node, f"{group}.").items():
+            keep, shown = _result_setting(key, value, root)
+            if keep:
+                params[key] = shown
+    if isinstance(cfg.get("dataset"), dict) and cfg["dataset"].get("path"):
+        params["dataset.file"] = Path(str(cfg["dataset"]["path"])).name
+    return {k: str(v) for k, v in params.items()}
+
+
+def rounded(name: str, value: float) -> float:
+    """A metric at the precision a reader can use: milliseconds and seconds to 0.01, everything
+    else (rates, scores, counts) to 4 decimals. Per-question artifacts keep full precision."""
+    if name.startswith("latency_") or name.startswith("build_s") or name.endswith("_s") or "_ms" in name:
+        return round(float(value), 2)
+    return round(float(value), 4)
+
+
+def check_tracking_store(uri: str, timeout_s: float = 5.0) -> None:
+    """Fail fast, in one line, when the tracking store cannot be reached — before any work is
+    done, not after an evaluation has run (MLflow's client would retry for minutes)."""
+    from fedlab.errors import FedlabError
+
+    if uri.startswith(("http://", "https://")):
+        import httpx
+
+        try:
+            resp = httpx.get(uri.rstrip("/") + "/health", timeout=timeout_s)
+        except httpx.HTTPError as exc:
+            raise FedlabError(f"the MLflow tracking server {uri} cannot be reached ({type(exc).__name__}): start it, "
+                              "or unset MLFLOW_TRACKING_URI to log to the local store") from None
+        if resp.status_code >= 500:
+            raise FedlabError(f"the MLflow tracking server {uri} answers HTTP {resp.status_code} on /health: "
+                              "check the server, or unset MLFLOW_TRACKING_URI to log to the local store")
+    elif uri.startswith("sqlite:///"):
+        db = Path(uri.removeprefix("sqlite:///"))
+        if db.exists() and not db.is_file():
+            raise FedlabError(f"the MLflow store {db} is not a file: point MLFLOW_TRACKING_URI at a sqlite file")
+        try:
+            db.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise FedlabError(f"cannot create the MLflow store's directory {db.parent} ({exc.strerror}): "
+                              "point MLFLOW_TRACKING_URI elsewhere") from None
 
 
 def git_commit() -> str:
@@ -62,17 +174,32 @@ def _artifact_location(tracking_uri: str, experiment: str) -> str | None:
     return None
 
 
+EXPERIMENT_DESCRIPTION = (
+    "fedlab evaluation runs on the FOMC statements and minutes: one run per pipeline config "
+    "(retrieval metrics on the question set, latency measured in the run, answer measures when "
+    "an agent is evaluated). Sweep parent runs (tag fedlab.sweep=parent) describe their study.")
+
+
 class Tracker:
     """A thin wrapper that owns the mlflow import and the experiment set-up."""
 
-    def __init__(self, tracking_uri: str | None, experiment: str):
+    def __init__(self, tracking_uri: str | None, experiment: str, check: bool = True):
+        self.tracking_uri = tracking_uri or default_tracking_uri()
+        if check:
+            check_tracking_store(self.tracking_uri)
         import mlflow
 
         self.mlflow = mlflow
-        self.tracking_uri = tracking_uri or default_tracking_uri()
         mlflow.set_tracking_uri(self.tracking_uri)
         if mlflow.get_experiment_by_name(experiment) is None:
-            mlflow.create_experiment(experiment, artifact_location=_artifact_location(self.tracking_uri, experiment))
+            exp_id = mlflow.create_experiment(
+                experiment, artifact_location=_artifact_location(self.tracking_uri, experiment),
+                tags={"mlflow.note.content": EXPERIMENT_DESCRIPTION})
+        else:
+            exp_id = mlflow.get_experiment_by_name(experiment).experiment_id
+            if "mlflow.note.content" not in (mlflow.get_experiment(exp_id).tags or {}):
+                mlflow.MlflowClient().set_experiment_tag(exp_id, "mlflow.note.content", EXPERIMENT_DESCRIPTION)
+        self.experiment_id = exp_id
         mlflow.set_experiment(experiment)
 
     @contextmanager
@@ -81,8 +208,23 @@ class Tracker:
         if parent_run_id:
             kwargs["parent_run_id"] = parent_run_id
             kwargs["nested"] = True
-        with self.mlflow.start_run(**kwargs) as run:
+        run = self.mlflow.start_run(**kwargs)
+        try:
             yield run
+        except KeyboardInterrupt:
+            self._end("KILLED")
+            raise
+        except BaseException:
+            self._end("FAILED")
+            raise
+        self.mlflow.end_run("FINISHED")
+
+    def _end(self, status: str) -> None:
+        """Close the active run on the way out of a failure; the failure itself is what matters."""
+        try:
+            self.mlflow.end_run(status)
+        except Exception as exc:  # noqa: BLE001 — the store may be what failed
+            log.warning("could not mark the MLflow run %s: %s", status, type(exc).__name__)
 
     def log_params(self, params: dict[str, str]) -> None:
         items = [(k, v[:MAX_PARAM_LEN]) for k, v in params.items()]
@@ -90,7 +232,7 @@ class Tracker:
             self.mlflow.log_params(dict(items[i : i + 100]))
 
     def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
-        clean = {mlflow_name(k): float(v) for k, v in metrics.items() if v is not None}
+        clean = {mlflow_name(k): rounded(k, v) for k, v in metrics.items() if v is not None}
         self.mlflow.log_metrics(clean, step=step)
 
     def log_artifact_dir(self, directory: str | Path, artifact_path: str | None = None) -> None:
@@ -98,6 +240,9 @@ class Tracker:
 
     def log_artifact(self, path: str | Path, artifact_path: str | None = None) -> None:
         self.mlflow.log_artifact(str(path), artifact_path=artifact_path)
+
+    def set_tags(self, tags: dict[str, str]) -> None:
+        self.mlflow.set_tags(tags)
 
     def log_text(self, text: str, artifact_file: str) -> None:
         self.mlflow.log_text(text, artifact_file)

@@ -356,7 +356,11 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"calibration: {cal.resolve()}" in proc.stdout
     fitted = json.loads(cal.read_text())
-    assert fitted["method"] == "isotonic" and fitted["meta"]["split"] == "dev"
+    assert fitted["method"] == "platt" and fitted["meta"]["split"] == "dev"
+    # the calibrator must discriminate on the split it was fitted on, not pool it into a few values
+    from fedlab.agent_eval.calibration import MIN_DISTINCT
+
+    assert fitted["meta"]["distinct_outputs"] >= MIN_DISTINCT
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     out = tmp_path / "metrics.json"

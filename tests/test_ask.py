@@ -49,13 +49,59 @@ def test_off_topic_question_abstains(corpus_dir):
     assert proc.returncode == 0 and out["abstained"] is True and out["citations"] == []
 
 
+def assert_json_user_error(proc, returncode: int = 2) -> dict:
+    """One `error:` line on stderr, the same error as one JSON object on stdout, the exit code."""
+    assert proc.returncode == returncode, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in proc.stderr, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out == {"error": lines[0].removeprefix("error: "), "exit_code": returncode}
+    return out
+
+
 @pytest.mark.parametrize("question", ["", "   ", "x" * 1001, "1234 !!! 5678", "what\x07 is the rate?", "\x1b[31m"])
 def test_bad_input_is_one_line_and_nonzero(corpus_dir, question):
     proc = ask(corpus_dir, "--json", question, timeout=30)
-    assert proc.returncode == 2
-    lines = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in proc.stderr
-    assert proc.stdout == ""
+    assert_json_user_error(proc)
+
+
+def test_without_json_a_user_error_leaves_stdout_empty(corpus_dir):
+    proc = ask(corpus_dir, "   ", timeout=30)
+    assert proc.returncode == 2 and proc.stdout == "" and proc.stderr.startswith("error: the question is empty")
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--json", "--config", "no_such_config", "rates?"], "no config 'no_such_config'"),
+    (["--json", "--set", "retriever.top_k=${oc.env:}", "rates?"], "retriever does not resolve"),
+    (["--json"], "the following arguments are required: question"),
+    (["--json", "--max-chars", "many", "rates?"], "--max-chars"),
+])
+def test_json_user_errors_are_json_on_stdout(corpus_dir, args, message):
+    """--json: config and usage mistakes print the error as JSON too (stdout is never empty)."""
+    out = assert_json_user_error(ask(corpus_dir, *args, timeout=60))
+    assert message in out["error"]
+
+
+def test_question_that_is_not_utf8_is_one_line(corpus_dir):
+    """Bytes on the command line that are not UTF-8 (decoded with surrogateescape) are refused
+    before anything hashes or prints the question."""
+    env = {**os.environ, "FEDLAB_DATA_DIR": str(corpus_dir.parent.parent)}
+    argv = [sys.executable, "-m", "fedlab.ask", "--config", "evaluate", "--set", "retriever=bm25"]
+    for extra in (["--json"], []):
+        proc = subprocess.run([*argv, *extra, b"What about \xff rates?"], capture_output=True, env=env, cwd=ROOT,
+                              timeout=60)
+        stderr = proc.stderr.decode("utf-8", "replace")
+        assert proc.returncode == 2 and "Traceback" not in stderr, stderr
+        assert stderr.splitlines() == ["error: the question is not valid UTF-8 text: byte 0xff at character 12 "
+                                       "is not UTF-8; retype it as plain text (or set the terminal's encoding to UTF-8)"]
+        if extra:
+            assert json.loads(proc.stdout)["error"].startswith("the question is not valid UTF-8 text")
+        else:
+            assert proc.stdout == b""
+
+
+def test_date_out_of_range_in_the_question_is_one_line(corpus_dir):
+    assert_json_user_error(ask(corpus_dir, "--json", "What did the Committee decide on 9999-12-31?"))
 
 
 def test_missing_production_config_names_make_export(tmp_path, monkeypatch):
@@ -78,6 +124,11 @@ def test_question_checks():
     assert check_question("  What   did the Fed do?\n") == "What did the Fed do?"
     with pytest.raises(FedlabError, match="limit is 20"):
         check_question("a" * 21, max_chars=20)
+    with pytest.raises(FedlabError, match="not valid UTF-8 text: byte 0xfe at character 6"):
+        check_question(b"rates\xfe?".decode("utf-8", "surrogateescape"))
+    with pytest.raises(FedlabError, match="not valid UTF-8 text: a lone surrogate U\\+D800"):
+        check_question("rates \ud800 in 2024?")
+    assert check_question("Quelle décision en 2024 ?") == "Quelle décision en 2024 ?"
 
 
 def test_group_overrides_switch_the_agent_on_whatever_the_config_lists():

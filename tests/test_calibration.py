@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -122,3 +123,28 @@ def test_reliability_figure_renders(tmp_path):
     out = tmp_path / "r.png"
     fig.savefig(out)
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_collapsed_calibrator_is_caught():
+    """The calibrator that landed first mapped the whole dev split to 0.308 / 0.565 / 1.0."""
+    from fedlab.agent_eval.calibration import Calibrator, collapse_problem
+
+    landed = Calibrator("isotonic", x=[0.0, 0.707962, 0.71071, 0.796305, 0.812291],
+                        y=[0.308411, 0.308411, 0.565217, 0.565217, 1.0])
+    rng = np.random.default_rng(0)
+    raw = np.concatenate([rng.uniform(0.2, 0.7, size=125), rng.uniform(0.82, 0.95, size=6)])  # as dev's were
+    correct = rng.uniform(size=131) < raw
+    assert "only 2 confidence value" in collapse_problem(landed, raw)
+    assert collapse_problem(fit_calibrator(raw, correct, "platt"), raw) is None
+
+
+def test_the_shipped_calibrator_discriminates_on_dev():
+    """conf/calibration/production.json records, from its fit on the dev split, how many distinct
+    confidences it reported there; a calibrator that pools dev into a few values fails here."""
+    import json
+
+    from fedlab.agent_eval.calibration import MIN_DISTINCT
+
+    shipped = json.loads((Path(__file__).resolve().parent.parent / "conf/calibration/production.json").read_text())
+    assert shipped["meta"]["split"] == "dev"
+    assert shipped["meta"].get("distinct_outputs", 0) >= MIN_DISTINCT

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -122,14 +125,55 @@ def test_load_dataset_reads_schema(tmp_path):
 def test_load_dataset_errors_name_file_line_field(tmp_path):
     bad = dict(GOOD)
     del bad["answer"]
-    path = _write(tmp_path, [UNANSWERABLE, bad, "{not json"])
+    path = _write(tmp_path, [UNANSWERABLE, bad, dict(GOOD, id="t-003", split="train")])
     with pytest.raises(DatasetError) as exc:
         load_dataset(path)
     lines = str(exc.value).splitlines()
     assert lines == [
         f"{path}:2: id t-001: answer: missing field",
-        f"{path}:3: invalid JSON (Expecting property name enclosed in double quotes at column 2)",
+        f"{path}:3: id t-003: split: 'train' is not one of dev, test",
     ]
+
+
+def test_a_line_that_is_not_json_is_one_error_with_its_line(tmp_path):
+    # The file cannot be read as JSONL: one line naming the first bad line, whatever else is wrong.
+    bad = dict(GOOD)
+    del bad["answer"]
+    path = _write(tmp_path, [UNANSWERABLE, bad, "{not json", "also not json"])
+    with pytest.raises(DatasetError) as exc:
+        load_dataset(path)
+    assert str(exc.value) == (
+        f"{path}:3: invalid JSON (Expecting property name enclosed in double quotes at column 2) "
+        "(and 1 more line(s) after it): each line must be one JSON object; fix or remove the line"
+    )
+
+
+@pytest.mark.parametrize("raw,byte", [("Zentralbank caf\u00e9".encode("latin-1"), "e9"), (b"\xff", "ff")])
+def test_non_utf8_file_names_file_line_and_fix(tmp_path, raw, byte):
+    path = tmp_path / "latin.jsonl"
+    row = json.dumps(UNANSWERABLE).encode()
+    path.write_bytes(row + b"\n" + row[:-1] + b', "note": "' + raw + b'"}\n')
+    with pytest.raises(DatasetError) as exc:
+        load_dataset(path)
+    msg = str(exc.value)
+    assert "\n" not in msg
+    assert msg.startswith(f"{path}:2: not UTF-8 text (byte 0x{byte} at column ")
+    assert msg.endswith("save the file as UTF-8")
+
+
+def test_utf8_byte_order_mark_is_accepted(tmp_path):
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps(GOOD, ensure_ascii=False).encode("utf-8") + b"\n")
+    assert [q.id for q in load_dataset(path)] == ["t-001"]
+
+
+def test_directory_as_dataset_says_which_file_to_pass(tmp_path):
+    (tmp_path / "qa.jsonl").write_text(json.dumps(GOOD) + "\n")
+    with pytest.raises(DatasetError) as exc:
+        load_dataset(tmp_path)
+    assert str(exc.value) == (
+        f"{tmp_path}: is a directory, not a dataset file: pass the JSONL file itself, e.g. {tmp_path / 'qa.jsonl'}"
+    )
 
 
 def test_good_file_has_no_problems(tmp_path, documents):
@@ -238,6 +282,83 @@ def test_cli_missing_corpus(tmp_path):
     good = _write(tmp_path, [GOOD])
     with pytest.raises(FedlabError, match="run `make data`"):
         cli_main(["validate", str(good), "--corpus", str(tmp_path / "nowhere")])
+
+
+def _validate(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The real CLI in a subprocess, as a user runs it."""
+    full_env = {k: v for k, v in os.environ.items() if k != "FEDLAB_DATA_DIR"}
+    full_env.update(env or {})
+    return subprocess.run([sys.executable, "-m", "fedlab.dataset", "validate", *args], capture_output=True,
+                          text=True, env=full_env, cwd=cwd or ROOT, timeout=120)
+
+
+def _one_error_line(proc: subprocess.CompletedProcess) -> str:
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    return lines[0]
+
+
+def test_cli_non_utf8_file_is_one_error_line(tmp_path, corpus_dir):
+    path = tmp_path / "latin1.jsonl"
+    latin1 = json.dumps(dict(UNANSWERABLE, answer="Not in the caf\u00e9."), ensure_ascii=False).encode("latin-1")
+    path.write_bytes(json.dumps(GOOD).encode() + b"\n" + latin1 + b"\n")
+    line = _one_error_line(_validate(str(path), "--corpus", str(corpus_dir)))
+    assert line.startswith(f"error: {path}:2: not UTF-8 text (byte 0xe9 at column ")
+    assert line.endswith("save the file as UTF-8")
+    stray = tmp_path / "stray.jsonl"
+    stray.write_bytes(b"\xff" + json.dumps(GOOD).encode() + b"\n")
+    line = _one_error_line(_validate(str(stray), "--corpus", str(corpus_dir)))
+    assert line.startswith(f"error: {stray}:1: not UTF-8 text (byte 0xff at column 1)")
+
+
+def test_cli_invalid_json_line_is_one_error_line(tmp_path, corpus_dir):
+    path = _write(tmp_path, [GOOD, "{\"id\": \"t-002\",", UNANSWERABLE])
+    line = _one_error_line(_validate(str(path), "--corpus", str(corpus_dir)))
+    assert line.startswith(f"error: {path}:2: invalid JSON (")
+    assert line.endswith("fix or remove the line")
+
+
+def test_cli_directory_as_dataset_names_the_file_to_pass(tmp_path, corpus_dir):
+    _write(tmp_path, [GOOD], "mine.jsonl")
+    line = _one_error_line(_validate(str(tmp_path), "--corpus", str(corpus_dir)))
+    assert line == f"error: {tmp_path}: is a directory, not a dataset file: pass the JSONL file itself, " \
+                   f"e.g. {tmp_path / 'mine.jsonl'}"
+
+
+def test_cli_default_corpus_follows_fedlab_data_dir(tmp_path, documents):
+    """With FEDLAB_DATA_DIR set, the corpus is $FEDLAB_DATA_DIR/corpus/fomc, as for the Hydra apps:
+    a corpus there without statement-2019-01-30 makes GOOD's evidence unknown."""
+    from fedlab.corpus.build import BuildReport, content_hash, write_snapshot
+
+    data = tmp_path / "data"
+    kept = [d for d in documents if d.doc_id != "statement-2019-01-30"]
+    write_snapshot(data / "corpus" / "fomc", BuildReport(kept, content_hash=content_hash(kept)), {"corpus": "fomc"})
+    good = _write(tmp_path, [GOOD, UNANSWERABLE])
+    proc = _validate(str(good), env={"FEDLAB_DATA_DIR": str(data)})
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert f"checked against {len(kept)} documents" in proc.stdout
+    assert "unknown doc_id 'statement-2019-01-30'" in proc.stderr
+    # Relative, as the Hydra apps read it: against the working directory.
+    proc = _validate(str(good), env={"FEDLAB_DATA_DIR": "data"}, cwd=tmp_path)
+    assert proc.returncode == 1 and "unknown doc_id 'statement-2019-01-30'" in proc.stderr
+    # No corpus there: one line naming the directory and `make data`.
+    line = _one_error_line(_validate(str(good), env={"FEDLAB_DATA_DIR": str(tmp_path / "empty")}))
+    assert line.startswith(f"error: no corpus at {tmp_path / 'empty' / 'corpus' / 'fomc'} ")
+    assert "run `make data`" in line
+
+
+def test_cli_refuses_a_corpus_whose_docs_do_not_match_its_manifest(tmp_path, corpus_dir):
+    import shutil
+
+    edited = tmp_path / "corpus"
+    shutil.copytree(corpus_dir, edited)
+    docs = edited / "docs.jsonl"
+    docs.write_text(docs.read_text().replace("federal funds rate", "federal funds  rate", 1))
+    good = _write(tmp_path, [GOOD])
+    line = _one_error_line(_validate(str(good), "--corpus", str(edited)))
+    assert "docs.jsonl does not match manifest.json" in line and "`make data`" in line
 
 
 # ---------------------------------------------------------------- the shipped dataset

@@ -108,6 +108,14 @@ BAD_CALLS = [
     ("get_document", {"doc_id": "../../etc/passwd"}, "pattern"),
     ("get_document", {"doc_id": "minutes-2022-03-16/../../../etc/passwd"}, "doc_id"),
     ("get_document", {"doc_id": "minutes-2099-01-01"}, "no document 'minutes-2099-01-01'"),
+    # hint dates: a sane range (adding a day to 9999-12-31 overflowed), ordered as `where` requires
+    ("search_fomc", {"query": "inflation", "hint": {"date_from": "9999-12-31", "scope": "year"}},
+     "9999-12-31 is outside the dates a hint may name (1900-01-01 to 2200-12-31)"),
+    ("search_fomc", {"query": "inflation", "hint": {"date_to": "0001-01-01", "scope": "year"}},
+     "0001-01-01 is outside the dates a hint may name"),
+    ("search_fomc", {"query": "inflation", "hint": {"date_from": "2023-01-01", "date_to": "2022-01-01", "scope": "year"}},
+     "hint range is empty: date_from 2023-01-01 is after date_to 2022-01-01"),
+    ("search_fomc", {"query": "What did the Committee decide on 9999-12-31?"}, "a date in the query is out of range"),
 ]
 
 
@@ -117,6 +125,22 @@ def test_bad_input_is_a_tool_error_and_the_server_lives_on(searcher, tool, args,
     assert result.is_error
     assert message in result.content[0].text
     assert searcher.search("federal funds rate", k=2).hits  # still answering
+
+
+def test_hint_errors_name_the_field(searcher):
+    late = searcher.call_tool("search_fomc", {"query": "rates", "hint": {"date_to": "9999-12-31", "scope": "year"}})
+    assert late.is_error and "hint.date_to" in late.content[0].text
+    assert "OverflowError" not in late.content[0].text
+
+
+def test_hint_from_the_searcher_is_refused_by_the_server(searcher):
+    """The client sends a DateHint as it is; the server's refusal is an McpToolError, not a crash."""
+    from fedlab.mcp.client import McpToolError
+
+    with pytest.raises(McpToolError, match="hint range is empty"):
+        searcher.search("rates", hint=DateHint("2024-01-01", "2023-01-01", "year", ""))
+    with pytest.raises(McpToolError, match="outside the dates a hint may name"):
+        searcher.search("rates", hint=DateHint("9999-12-31", None, "year", ""))
 
 
 def test_tool_errors_raise_in_the_searcher(searcher):
@@ -248,3 +272,145 @@ def test_agent_answers_the_same_through_mcp_and_direct(overrides, direct):
             assert (b.confidence, b.retrieved_chunk_ids) == (a.confidence, a.retrieved_chunk_ids)
     finally:
         via_mcp.search_access.close()
+
+
+def test_text_that_is_not_utf8_is_a_tool_error(direct):
+    """Over stdio such text cannot arrive (it is a JSON parse error); in process it can."""
+    from mcp import Client
+
+    from fedlab.mcp.server import build_server
+
+    async def session():
+        async with Client(build_server(direct)) as client:
+            query = await client.call_tool("search_fomc", {"query": b"What about \xff rates?".decode("utf-8",
+                                                                                                    "surrogateescape")})
+            hint = await client.call_tool("search_fomc", {"query": "rates", "hint": {"scope": "year", "text": "x\ud800"}})
+            ok = await client.call_tool("search_fomc", {"query": "What about rates? \u00e9t\u00e9 \u2014 \U0001F4C8"})
+            return query, hint, ok
+
+    query, hint, ok = anyio.run(session)
+    assert query.is_error and "not valid UTF-8 text: byte 0xff at character 12" in query.content[0].text
+    assert hint.is_error and "hint.text" in hint.content[0].text and "lone surrogate U+D800" in hint.content[0].text
+    assert not ok.is_error
+
+
+# -- the stdio transport itself: lines that are not JSON-RPC messages ----------------------------
+class RawServer:
+    """``python -m fedlab.mcp`` as a subprocess, spoken to in raw bytes, its stdout read line by line."""
+
+    def __init__(self, overrides, errlog):
+        import queue
+        import subprocess
+        import threading
+
+        from fedlab.mcp.client import server_args
+
+        self.proc = subprocess.Popen([sys.executable, *server_args("evaluate", overrides)], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=errlog)
+        self.lines: queue.Queue = queue.Queue()
+        threading.Thread(target=lambda: [self.lines.put(line) for line in self.proc.stdout], daemon=True).start()
+
+    def send(self, *raw: bytes) -> None:
+        for line in raw:
+            self.proc.stdin.write(line)
+        self.proc.stdin.flush()
+
+    def replies(self, until_id, timeout: float = 120) -> list[dict]:
+        """Every message on stdout up to and including the response with id ``until_id``."""
+        import json
+        import queue
+
+        got, deadline = [], time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=1)
+            except queue.Empty:
+                continue
+            got.append(json.loads(line))  # every stdout line is one JSON-RPC message
+            if got[-1].get("id") == until_id and ("result" in got[-1] or "error" in got[-1]):
+                return got
+        raise AssertionError(f"no response with id {until_id!r} within {timeout} s; got {got}")
+
+    def close(self) -> int:
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=30)
+
+
+INITIALIZE = (b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",'
+              b'"capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}\n')
+INITIALIZED = b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+
+
+def test_unparsable_lines_get_json_rpc_errors_and_the_server_lives_on(direct, overrides, server_log):
+    server = RawServer(overrides, server_log)
+    try:
+        server.send(b"{not json\n", b"\n", b"\xff\xfe\x00 binary junk\n",
+                    b'{"jsonrpc":"2.0","id":41,"method":7}\n',  # valid JSON, invalid request: its id comes back
+                    b'{"jsonrpc":"1.0","id":"v1","method":"ping"}\n',
+                    b"[1, 2, 3]\n", b"42\n",
+                    INITIALIZE)
+        before = server.replies(until_id=1)
+        errors, init = before[:-1], before[-1]
+        assert init["result"]["serverInfo"]["name"] == "fedlab-fomc"
+        assert [(e["id"], e["error"]["code"]) for e in errors] == [
+            (None, -32700), (None, -32700), (41, -32600), ("v1", -32600), (None, -32600), (None, -32600)]
+        assert all(e["jsonrpc"] == "2.0" for e in errors)
+        assert errors[0]["error"]["message"].startswith("Parse error: ")
+        assert " at at " not in errors[0]["error"]["message"]
+        assert "method" in errors[2]["error"]["message"] and errors[2]["error"]["message"].startswith("Invalid Request")
+        assert "not a JSON object" in errors[4]["error"]["message"]
+
+        # after the handshake too, and a valid request is still answered afterwards
+        server.send(INITIALIZED, b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_fomc",\n',
+                    b'{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_fomc",'
+                    b'"arguments":{"query":"federal funds rate","top_k":2}}}\n')
+        after = server.replies(until_id=3)
+        assert [(m["id"], m["error"]["code"]) for m in after[:-1]] == [(None, -32700)]
+        result = after[-1]["result"]
+        assert not result.get("isError") and len(result["structuredContent"]["passages"]) == 2
+        want = direct.search("federal funds rate", k=2)
+        assert [p["chunk_id"] for p in result["structuredContent"]["passages"]] == [h.chunk.chunk_id for h in want.hits]
+    finally:
+        assert server.close() == 0
+
+
+# -- warm-up --------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small_dense_overrides(mirror_dir, tmp_path_factory) -> list[str]:
+    """A dense pipeline on the 2025 documents only (a few hundred chunks to embed)."""
+    import os
+
+    from rich.console import Console
+
+    from fedlab.corpus.ingest import run_ingest
+
+    data = tmp_path_factory.mktemp("small")
+    run_ingest(name="fomc", base_url="https://www.federalreserve.gov", out_dir=data / "corpus" / "fomc",
+               raw_cache_dir=data / "raw", years=range(2025, 2026), mirror=str(mirror_dir),
+               console=Console(file=open(os.devnull, "w")))
+    return ["retriever=dense", "embedder=paraphrase_minilm_l3", f"paths.data_dir={data}"]
+
+
+def test_warm_up_loads_the_model_when_the_warm_up_query_is_cached(small_dense_overrides):
+    """What the server does before it reports ready: the second start finds every artifact and the
+    warm-up query's vector in the cache, and must still load the embedding model."""
+    from fedlab.mcp.server import WARM_UP_QUERY, load_pipeline
+
+    from fedlab.config import compose
+    from fedlab.mcp.server import warm_up
+    from fedlab.pipeline import build_pipeline
+
+    load_pipeline("evaluate", small_dense_overrides)  # builds the artifacts, caches the warm-up vector
+    pipeline = load_pipeline("evaluate", small_dense_overrides)
+    assert pipeline.info.cache["embeddings"] == "hit" and pipeline.info.cache["index"] == "hit"
+    assert pipeline.embedder._loaded is True  # the model behind the query-vector cache
+    assert pipeline.search(WARM_UP_QUERY).hits
+
+    # The cached warm-up search alone leaves the model unloaded; warm_up loads it.
+    fresh = build_pipeline(compose("evaluate", small_dense_overrides), progress=False)
+    if hasattr(fresh.embedder, "time_model"):
+        fresh.embedder.time_model = False  # a cached vector is then served without running the model
+    fresh.search(WARM_UP_QUERY)
+    assert fresh.embedder._loaded is False
+    warm_up(fresh)
+    assert fresh.embedder._loaded is True

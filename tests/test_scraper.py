@@ -66,11 +66,16 @@ def test_faults_lose_nothing_that_could_be_fetched(tmp_path, site_dir):
         assert len(rows) == len(report.documents) == manifest["counts"]["total"]
         assert {m["url"] for m in manifest["missing"]} == {m["url"] for m in report.missing}
 
-        # A second run fetches nothing: pages and recent "missing" answers come from the cache.
+        # A second run asks nothing for the pages (and the fresh calendar) it already has. A
+        # failure is never cached as content — a missing page may be back next time — so
+        # exactly the pages that were missing are asked for again, and are still missing.
         before = dict(site.hits)
         again = _ingest(tmp_path, site.url, [])
-        assert dict(site.hits) == before
-        assert again.requests == 0
+        asked = {p: n - before.get(p, 0) for p, n in site.hits.items() if n != before.get(p, 0)}
+        assert set(asked) == {S_0731, M_0918, S_1107, M_1218}
+        assert again.requests == sum(asked.values())
+        assert again.fetched == 0 and again.cached == len(report.documents) + 1  # + the calendar
+        assert {m["url"] for m in again.missing} == {m["url"] for m in report.missing}
         assert again.content_hash == report.content_hash
 
 
@@ -100,6 +105,56 @@ def test_mirror_reads_every_saved_page(tmp_path, mirror_dir):
     assert by_id["minutes-2019-01-30"].release_date == "2019-02-20"
     assert by_id["statement-2024-01-31"].release_date == "2024-01-31"
     assert by_id["minutes-2024-01-31"].meeting.startswith("January 30")
+
+
+def _damaged_copy(site_dir, root):
+    """Part of the saved site, damaged: the calendar and some 2024 pages, one statement's text
+    altered (still a whole page), one minutes page cut short; the other 2024 pages absent."""
+    site = root / "www.federalreserve.gov"
+    for path in ("/monetarypolicy/fomccalendars.htm", S_0131, M_0320, S_0501, minutes_path("2024-01-31")):
+        (site / path.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
+        (site / path.lstrip("/")).write_bytes((site_dir / path.lstrip("/")).read_bytes())
+    statement = site / S_0131.lstrip("/")
+    statement.write_bytes(statement.read_bytes().replace(b"5-1/4 to 5-1/2 percent", b"9 to 10 percent"))
+    minutes = site / M_0320.lstrip("/")
+    minutes.write_bytes(minutes.read_bytes()[: minutes.stat().st_size // 2])
+    return root
+
+
+def test_raw_cache_is_per_source_and_never_keeps_a_failure(tmp_path, mirror_dir, site_dir):
+    def ingest(mirror, data, out=None):
+        return run_ingest(
+            name="fomc", base_url="https://www.federalreserve.gov", out_dir=out or data / "corpus",
+            raw_cache_dir=data / "raw", years=range(2024, 2025), mirror=str(mirror),
+            fetch={"backoff_s": 0.0, "max_attempts": 2}, console=QUIET,
+        )
+
+    clean = ingest(mirror_dir, tmp_path / "clean")
+    damaged_mirror = _damaged_copy(site_dir, tmp_path / "damaged-mirror")
+    data = tmp_path / "data"
+    damaged = ingest(damaged_mirror, data)
+    by_id = {d.doc_id: d for d in damaged.documents}
+    assert "9 to 10 percent" in by_id["statement-2024-01-31"].text
+    assert "truncated" in {m["url"]: m["reason"] for m in damaged.missing}[f"https://www.federalreserve.gov{M_0320}"]
+    assert damaged.content_hash != clean.content_hash
+
+    # The good mirror into the same raw cache and snapshot: nothing read from the damaged copy
+    # is reused, the pages it lacked or had cut short are asked for, the good source is named.
+    good = ingest(mirror_dir, data)
+    assert good.requests >= len(clean.documents) and good.cached == 0
+    manifest = json.loads((data / "corpus" / "manifest.json").read_text())
+    assert manifest["source"] == f"mirror:{mirror_dir.resolve()}"
+    assert good.content_hash == clean.content_hash == manifest["content_hash"]
+    assert (data / "corpus" / "docs.jsonl").read_bytes() == (tmp_path / "clean" / "corpus" / "docs.jsonl").read_bytes()
+
+    # The damaged copy again (another snapshot, same raw cache): its pages come from its own
+    # cache, one per mirror; its failures were not cached, so they alone are asked again.
+    assert len([p for p in (data / "raw").iterdir() if p.name.startswith("mirror-")]) == 2
+    second = ingest(damaged_mirror, data, out=tmp_path / "other")
+    assert second.content_hash == damaged.content_hash
+    assert second.fetched == 0 and second.cached == len(damaged.documents) + 1  # + the calendar
+    # 2 attempts for the truncated page, 1 for each page the copy lacks (a 404 is not retried)
+    assert second.requests == 2 + sum(1 for m in damaged.missing if m["reason"] == "HTTP 404")
 
 
 def test_unwritable_mirror_is_one_line_error(tmp_path):

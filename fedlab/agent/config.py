@@ -15,8 +15,10 @@ def listed_groups(config: str) -> dict[str, str | None]:
 
     path = Path(config) if Path(config).suffix in (".yaml", ".yml") else CONF_DIR / f"{config}.yaml"
     try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, ValueError, yaml.YAMLError):  # ValueError: not UTF-8; compose() names the problem
+        return {}
+    if not isinstance(data, dict) or not isinstance(data.get("defaults"), (list, type(None))):
         return {}
     groups: dict[str, str | None] = {}
     for entry in data.get("defaults", []) or []:

@@ -25,7 +25,9 @@ def open_direct(cfg, pipeline=None) -> SearchAccess:
     if pipeline is None:
         from fedlab.pipeline import build_pipeline
 
-        pipeline = build_pipeline(cfg, progress=False)
+        # A cold cache builds for minutes (embedding the corpus): say what, with progress, on
+        # stderr (stdout carries `ask --json` and the MCP protocol). Cache hits stay quiet.
+        pipeline = build_pipeline(cfg, progress=True)
     by_id = pipeline.corpus.by_id  # a property that rebuilds the dict: read it once
     return SearchAccess(pipeline, by_id.get)
 

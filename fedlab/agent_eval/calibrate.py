@@ -50,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default=DEFAULT_CONFIG, help="config name in conf/ or a YAML path (default: evaluate)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a config override, repeatable (e.g. --set lm=anthropic --set retriever=bm25)")
-    p.add_argument("--method", default=None, choices=("isotonic", "platt"), help="default: isotonic")
+    p.add_argument("--method", default=None, choices=("isotonic", "platt"),
+                   help="default: platt (monotone and smooth: it keeps the ranking of the raw scores)")
     p.add_argument("--split", default="dev", help="split to fit on (default: dev; never fit on test)")
     p.add_argument("--out", default=None, help="where to write the calibrator JSON")
     args = p.parse_args(argv)
@@ -66,7 +67,7 @@ def _run(args) -> int:
 
     from fedlab.agent.build import build_agent
     from fedlab.agent.searcher import open_direct
-    from fedlab.agent_eval.calibration import brier, ece, fit_calibrator
+    from fedlab.agent_eval.calibration import brier, collapse_problem, distinct_outputs, ece, fit_calibrator
     from fedlab.agent_eval.harness import run_agent
     from fedlab.agent_eval.measures import judge_answer, raw_score
     from fedlab.eval.harness import dataset_hash, load_split
@@ -74,9 +75,9 @@ def _run(args) -> int:
 
     console = Console(stderr=True)
     cfg = compose_for_agent(args.config, args.sets, args.split)
-    method = args.method or "isotonic"
+    method = args.method or "platt"
     questions = load_split(cfg.dataset.path, cfg.dataset.split)
-    pipeline = build_pipeline(cfg, progress=False)
+    pipeline = build_pipeline(cfg, progress=True)  # what a cold cache builds, shown on stderr
     agent = build_agent(cfg, search=open_direct(cfg, pipeline))
     agent.calibrator = None  # fit on raw scores, whatever the config applies
     answers = run_agent(agent, questions, progress=True, console=console)
@@ -87,7 +88,11 @@ def _run(args) -> int:
             "ece_raw": ece(raw, correct), "brier_raw": brier(raw, correct)}
     cal = fit_calibrator(raw, correct, method, meta=meta)
     fitted = cal.predict_many(raw)
-    cal.meta.update({"ece_fitted": ece(fitted, correct), "brier_fitted": brier(fitted, correct)})
+    cal.meta.update({"ece_fitted": ece(fitted, correct), "brier_fitted": brier(fitted, correct),
+                     "distinct_outputs": distinct_outputs(cal, raw)})
+    problem = collapse_problem(cal, raw)
+    if problem:
+        raise FedlabError(f"{problem}: it cannot tell good answers from bad ones; use --method platt")
     out = Path(args.out) if args.out else default_out(cfg)
     cal.save(out)
     console.print(f"{len(questions)} {cfg.dataset.split} questions, {sum(correct)} correct; {method} calibrator -> {out}")

@@ -108,6 +108,26 @@ def fit_calibrator(raw_scores: Sequence[float], correct: Sequence[bool], method:
     raise FedlabError(f"calibration method {method!r}: use one of {', '.join(METHODS)}")
 
 
+MIN_DISTINCT = 5  # a calibrator that maps a split to fewer values cannot rank its answers
+
+
+def distinct_outputs(cal: Calibrator, raw_scores: Sequence[float], decimals: int = 3) -> int:
+    """How many different confidences ``cal`` reports over ``raw_scores`` (at the shown precision)."""
+    return len(set(np.round(cal.predict_many(list(raw_scores)), decimals).tolist()))
+
+
+def collapse_problem(cal: Calibrator, raw_scores: Sequence[float]) -> str | None:
+    """Why ``cal`` cannot discriminate on ``raw_scores`` (None when it can): it reports fewer than
+    ``MIN_DISTINCT`` values where the raw scores had more. An isotonic fit on a small split can
+    pool nearly every answer into one step, so that every answer reports the same number."""
+    raw_distinct = len(set(np.round(np.asarray(raw_scores, dtype=float), 3).tolist()))
+    got = distinct_outputs(cal, raw_scores)
+    if got < min(MIN_DISTINCT, raw_distinct):
+        return (f"the {cal.method} calibrator maps {len(raw_scores)} answers ({raw_distinct} distinct raw scores) "
+                f"to only {got} confidence value(s)")
+    return None
+
+
 @dataclass(frozen=True)
 class ReliabilityBin:
     lo: float

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fedlab.agent.types import AgentAnswer
 from fedlab.agent_eval.calibration import ReliabilityBin, reliability_bins
@@ -18,6 +17,7 @@ from fedlab.agent_eval.measures import QuestionResult, judge_answer, summarize
 from fedlab.agent_eval.support import score_answers
 from fedlab.dataset.schema import Question
 from fedlab.eval.relevance import covers, resolve_evidence
+from fedlab.progress import progress as progress_of
 
 
 @dataclass
@@ -31,14 +31,11 @@ class AgentOutcome:
 def run_agent(answer: Callable[[str], AgentAnswer], questions: Sequence[Question], progress: bool = True,
               console: Console | None = None) -> list[AgentAnswer]:
     """``answer(question text)`` for every question, in order."""
-    bar = Progress(TextColumn("[bold]agent[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console or Console(stderr=True), disable=not progress, transient=True)
     out = []
-    with bar:
-        task = bar.add_task("questions", total=len(questions))
+    with progress_of("agent answering", len(questions), "questions", progress, console=console) as advance:
         for q in questions:
             out.append(answer(q.question))
-            bar.advance(task)
+            advance()
     return out
 
 

@@ -75,11 +75,14 @@ def parse_retry_after(value: str | None, now: float | None = None) -> float | No
 
 
 class PageCache:
-    """Raw pages on disk, by URL path, with a sidecar recording status, time and checksum.
+    """Raw pages on disk, by URL path, with a sidecar recording time and checksum.
 
-    Pages are kept for good; a "missing" answer and pages marked volatile (the calendars,
-    which gain meetings) are trusted only for ``ttl_s``. A body whose checksum no longer
-    matches its sidecar is treated as absent and fetched again.
+    One cache per source (the caller picks ``root``: the live site's host, or one directory per
+    saved copy of the site). Only pages that arrived are stored: a failure (404, timeout,
+    truncated page...) is never cached, so the next run asks again. Pages are kept for good,
+    except those marked volatile (the calendars, which gain meetings), trusted only for
+    ``ttl_s``. A body whose checksum no longer matches its sidecar is treated as absent and
+    fetched again.
     """
 
     def __init__(self, root: str | Path, ttl_s: float = 24 * 3600):
@@ -98,8 +101,8 @@ class PageCache:
         except (OSError, ValueError):
             return None
         fresh = time.time() - meta.get("fetched_at", 0) < self.ttl_s
-        if meta.get("status") == "missing":
-            return FetchResult(path, meta["url"], "missing", reason=meta.get("reason")) if fresh else None
+        if meta.get("status") == "missing" or "sha256" not in meta:
+            return None  # a failure recorded by an older version: ask again
         if volatile and not fresh:
             return None
         try:
@@ -112,11 +115,13 @@ class PageCache:
         return FetchResult(path, meta["url"], "cached", body=body)
 
     def put(self, result: FetchResult) -> None:
+        """Store a page that arrived; a failure (no body) is not content and is not stored."""
+        if result.body is None:
+            return
         body_path, meta_path = self._paths(result.path)
-        meta = {"url": result.url, "status": result.status, "fetched_at": time.time(), "reason": result.reason}
-        if result.body is not None:
-            io.write_bytes(body_path, result.body)
-            meta["sha256"] = hashlib.sha256(result.body).hexdigest()
+        io.write_bytes(body_path, result.body)
+        meta = {"url": result.url, "status": "fetched", "fetched_at": time.time(),
+                "sha256": hashlib.sha256(result.body).hexdigest()}
         io.write_json(meta_path, meta)
 
 
@@ -169,8 +174,8 @@ class PageFetcher:
             if hit is not None:
                 return hit
         result = self._get(path)
-        if self.cache is not None:
-            self.cache.put(result)
+        if self.cache is not None and result.body is not None:
+            self.cache.put(result)  # never a failure: the next run asks again
         return result
 
     def fetch_many(

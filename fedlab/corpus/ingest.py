@@ -1,6 +1,7 @@
 """Run an ingest: the fetcher, discovery and cleaning wired together, with progress."""
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 from pathlib import Path
@@ -42,7 +43,7 @@ def run_ingest(
             )
         transport = MirrorTransport(mirror_path)
         source = f"mirror:{mirror_path.resolve()}"
-        cache_root = Path(raw_cache_dir) / "mirror"
+        cache_root = Path(raw_cache_dir) / mirror_cache_name(mirror_path)
     cache = PageCache(cache_root, ttl_s=volatile_ttl_h * 3600)
     started = time.perf_counter()
     report = BuildReport(documents=[])
@@ -97,12 +98,27 @@ def run_ingest(
     return report
 
 
+def mirror_cache_name(mirror: str | Path) -> str:
+    """The raw-cache directory of a saved copy of the site: one per copy (by its resolved path),
+    so pages read from one mirror are never served as another's."""
+    resolved = str(Path(mirror).expanduser().resolve())
+    return "mirror-" + hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:12]
+
+
+def _snapshot_size(out_dir: Path) -> int:
+    """Documents in the snapshot on disk, counted in docs.jsonl itself (not the manifest)."""
+    try:
+        with open(out_dir / "docs.jsonl", "rb") as fh:
+            return sum(1 for line in fh if line.strip())
+    except OSError:
+        return 0
+
+
 def _refuse_to_shrink(out_dir: Path, report: BuildReport, allow_shrink: bool) -> None:
     """A run that got fewer documents than the snapshot on disk (the site or the network was
     down) must not replace it: that would be silent data loss."""
-    from fedlab.corpus.build import load_manifest
-
-    if not (out_dir / "manifest.json").is_file():
+    before = _snapshot_size(out_dir)
+    if not before:
         if not report.documents:
             raise FedlabError(
                 f"no documents could be fetched ({len(report.missing)} pages missing, e.g. "
@@ -110,7 +126,6 @@ def _refuse_to_shrink(out_dir: Path, report: BuildReport, allow_shrink: bool) ->
                 "FEDLAB_MIRROR / corpus.mirror to a saved copy of the site"
             )
         return
-    before = load_manifest(out_dir)["counts"]["total"]
     if len(report.documents) < before and not allow_shrink:
         raise FedlabError(
             f"this run got {len(report.documents)} documents but the snapshot in {out_dir} has {before}; "

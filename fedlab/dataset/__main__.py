@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -15,14 +16,26 @@ DEFAULT_DATASET = ROOT / "datasets" / "fomc_qa" / "fomc_qa.jsonl"
 DEFAULT_CORPUS = ROOT / "data" / "corpus" / "fomc"
 
 
+def default_corpus_dir() -> Path:
+    """Where the Hydra apps find the corpus (conf/paths/default.yaml, conf/corpus/fomc.yaml):
+    ``${paths.data_dir}/corpus/fomc`` with data_dir = $FEDLAB_DATA_DIR, else <root>/data."""
+    from fedlab.config import project_root
+
+    data_dir = os.environ.get("FEDLAB_DATA_DIR")
+    if data_dir:
+        return Path(data_dir) / "corpus" / "fomc"
+    return Path(project_root()) / "data" / "corpus" / "fomc"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m fedlab.dataset", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     v = sub.add_parser("validate", help="check a QA JSONL file against the schema and the corpus")
     v.add_argument("path", nargs="?", default=str(DEFAULT_DATASET),
                    help=f"dataset file (default {DEFAULT_DATASET.relative_to(ROOT)})")
-    v.add_argument("--corpus", default=str(DEFAULT_CORPUS),
-                   help=f"corpus directory holding docs.jsonl (default {DEFAULT_CORPUS.relative_to(ROOT)})")
+    v.add_argument("--corpus", default=None,
+                   help="corpus directory holding docs.jsonl and manifest.json "
+                        "(default $FEDLAB_DATA_DIR/corpus/fomc, else data/corpus/fomc)")
     return parser
 
 
@@ -47,11 +60,15 @@ def print_summary(console: Console, stats: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from fedlab.dataset.schema import not_a_file_message
     from fedlab.dataset.validate import dataset_stats, load_corpus, validate_file
+    from fedlab.errors import FedlabError
 
     args = _parser().parse_args(argv)
     console = Console(highlight=False)
-    docs = load_corpus(args.corpus)
+    if not Path(args.path).is_file():  # a wrong argument, not a problem in a dataset
+        raise FedlabError(f"{args.path}: {not_a_file_message(Path(args.path))}")
+    docs = load_corpus(args.corpus if args.corpus is not None else default_corpus_dir())
     report = validate_file(args.path, docs)
     console.print(f"{args.path}: {len(report.questions)} questions checked against {len(docs)} documents")
     if report.questions:

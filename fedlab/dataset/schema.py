@@ -187,27 +187,72 @@ def parse_question(row: object, path: str, line: int) -> tuple[Question | None, 
     ), []
 
 
+def not_a_file_message(p: Path) -> str:
+    if p.is_dir():
+        inside = sorted(p.glob("*.jsonl"))
+        example = f", e.g. {inside[0]}" if inside else " (a .jsonl file)"
+        return f"is a directory, not a dataset file: pass the JSONL file itself{example}"
+    return "no such file: pass the path of a JSONL dataset file (e.g. datasets/fomc_qa/fomc_qa.jsonl)"
+
+
+def read_lines(path: str | Path) -> list[tuple[int, object]]:
+    """``(line number, decoded JSON value)`` for each non-blank line of a JSONL file.
+
+    A file that is not JSONL at all — bytes that are not UTF-8, a line that is not JSON — is
+    a DatasetError (a FedlabError) of one line naming the file, the (first) bad line and the
+    fix: its questions cannot be read.
+    """
+    name = str(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise DatasetError([Problem(name, None, None, f"cannot read it ({exc.strerror or exc})")]) from None
+    rows: list[tuple[int, object]] = []
+    bad_json: list[tuple[int, json.JSONDecodeError]] = []
+    for lineno, raw in enumerate(data.splitlines(), start=1):
+        if lineno == 1 and raw.startswith(b"\xef\xbb\xbf"):  # a byte-order mark is fine
+            raw = raw[3:]
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            byte = raw[exc.start:exc.start + 1].hex()
+            raise DatasetError([Problem(
+                name, lineno, None, f"not UTF-8 text (byte 0x{byte} at column {exc.start + 1}): save the file as UTF-8",
+            )]) from None
+        if not text.strip():
+            continue
+        try:
+            rows.append((lineno, json.loads(text)))
+        except json.JSONDecodeError as exc:
+            bad_json.append((lineno, exc))
+    if bad_json:
+        lineno, exc = bad_json[0]
+        more = f" (and {len(bad_json) - 1} more line(s) after it)" if len(bad_json) > 1 else ""
+        raise DatasetError([Problem(
+            name, lineno, None,
+            f"invalid JSON ({exc.msg} at column {exc.colno}){more}: each line must be one JSON object; "
+            "fix or remove the line",
+        )])
+    return rows
+
+
 def read_dataset(path: str | Path) -> tuple[list[Question], list[Problem]]:
-    """Every conforming question and every schema problem (one per field), in file order."""
+    """Every conforming question and every schema problem (one per field), in file order.
+
+    A path that is not a file gives one problem; a file that is not UTF-8 JSONL raises
+    DatasetError (see :func:`read_lines`).
+    """
     p = Path(path)
     name = str(path)
     if not p.is_file():
-        return [], [Problem(name, None, None, "no such file")]
+        return [], [Problem(name, None, None, not_a_file_message(p))]
     questions: list[Question] = []
     problems: list[Problem] = []
-    with open(p, encoding="utf-8") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if not raw.strip():
-                continue
-            try:
-                row = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                problems.append(Problem(name, lineno, None, f"invalid JSON ({exc.msg} at column {exc.colno})"))
-                continue
-            q, probs = parse_question(row, name, lineno)
-            problems.extend(probs)
-            if q is not None:
-                questions.append(q)
+    for lineno, row in read_lines(path):
+        q, probs = parse_question(row, name, lineno)
+        problems.extend(probs)
+        if q is not None:
+            questions.append(q)
     if not questions and not problems:
         problems.append(Problem(name, None, None, "the file holds no questions"))
     return questions, problems

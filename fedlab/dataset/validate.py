@@ -15,7 +15,6 @@ from typing import Iterable
 from fedlab.corpus.document import Document
 from fedlab.dataset.locate import locate_quote, normalise
 from fedlab.dataset.schema import CATEGORIES, SPLITS, Problem, Question, read_dataset
-from fedlab.errors import FedlabError
 
 MIN_YEAR, MAX_YEAR = 1900, 2100
 
@@ -114,9 +113,8 @@ def validate_file(path: str | Path, documents: list[Document] | dict[str, Docume
 
 
 def load_corpus(corpus_dir: str | Path) -> dict[str, Document]:
-    from fedlab.corpus.build import load_documents
+    """The corpus's documents by doc_id, through the shared loader (hash-checked against
+    manifest.json; FedlabError telling to run `make data` when there is none)."""
+    from fedlab.corpus.build import load_snapshot
 
-    docs_path = Path(corpus_dir) / "docs.jsonl"
-    if not docs_path.is_file():
-        raise FedlabError(f"corpus not found: {docs_path} does not exist; run `make data` to build it")
-    return {d.doc_id: d for d in load_documents(corpus_dir)}
+    return {d.doc_id: d for d in load_snapshot(corpus_dir).documents}

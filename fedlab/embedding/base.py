@@ -140,25 +140,9 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(norms, 1e-12)
 
 
-class _progress:
-    """Rich progress bar when ``show``; otherwise a no-op counter."""
+def _progress(show: bool, total: int, label: str, unit: str = "passages"):
+    """Progress of a loop (``fedlab.progress``): a bar on a terminal, log lines everywhere; a
+    no-op when not ``show``. ``with _progress(...) as advance: advance(n)``."""
+    from fedlab.progress import progress
 
-    def __init__(self, show: bool, total: int, label: str):
-        self.show, self.total, self.label = show, total, label
-        self._bar = None
-
-    def __enter__(self):
-        if not self.show:
-            return lambda n: None
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-        self._bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                             TimeRemainingColumn(), transient=True)
-        self._bar.start()
-        task = self._bar.add_task(self.label, total=self.total)
-        return lambda n: self._bar.advance(task, n)
-
-    def __exit__(self, *exc):
-        if self._bar is not None:
-            self._bar.stop()
-        return False
+    return progress(label, total, unit=unit, enabled=show)

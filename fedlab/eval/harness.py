@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from fedlab.dataset.schema import Question, load_dataset
 from fedlab.errors import FedlabError
 from fedlab.eval.latency import latency_summary
 from fedlab.eval.metrics import evaluate_retrieval
 from fedlab.eval.relevance import resolve_evidence
+from fedlab.progress import progress as progress_of
 
 SPLITS = ("dev", "test", "all")
 
@@ -46,14 +46,12 @@ def evaluate_pipeline(pipeline, questions: list[Question], progress: bool = True
                       console: Console | None = None) -> EvalOutcome:
     """Every question is searched (latency covers all); retrieval metrics cover answerable ones."""
     evidence = resolve_evidence(questions, pipeline.corpus.by_id)
+    pipeline.warm_up()  # the model loads before the clock runs: latency is a steady-state figure
     results = {}
-    bar = Progress(TextColumn("[bold]evaluating[/]"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=console or Console(stderr=True), disable=not progress, transient=True)
-    with bar:
-        task = bar.add_task("questions", total=len(questions))
+    with progress_of("evaluating", len(questions), unit="questions", enabled=progress, console=console) as advance:
         for q in questions:
             results[q.id] = pipeline.search(q.question)
-            bar.advance(task)
+            advance()
     evaluation = evaluate_retrieval(evidence, {qid: results[qid].hits for qid in evidence}, pipeline.chunks)
     metrics = dict(evaluation.metrics)
     metrics.update(latency_summary(r.timings for r in results.values()))
@@ -65,7 +63,8 @@ def evaluate_pipeline(pipeline, questions: list[Question], progress: bool = True
     for q in questions:
         res = results[q.id]
         row = {
-            "id": q.id, "category": q.category, "split": q.split, "answerable": q.answerable,
+            "id": q.id, "question": q.question, "category": q.category, "split": q.split,
+            "answerable": q.answerable,
             "hint": None if res.hint is None else [res.hint.date_from, res.hint.date_to, res.hint.scope],
             "k_used": res.k_used,
             "retrieved": [h.chunk.chunk_id for h in res.hits],

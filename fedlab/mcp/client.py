@@ -186,8 +186,9 @@ class McpSearcher:
         where = where_from_filter(flt)
         if where is not None:
             args["where"] = where
-        if hint is not None:
-            args["hint"] = HintArg.from_hint(hint).model_dump()
+        if hint is not None:  # sent as is: the server validates it, and refuses it as a tool error
+            args["hint"] = HintArg.model_construct(date_from=hint.date_from, date_to=hint.date_to, scope=hint.scope,
+                                                   text=hint.text).model_dump()
         t0 = time.perf_counter()
         data = self._structured("search_fomc", args)
         rpc_ms = (time.perf_counter() - t0) * 1000

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 from fedlab.chunking.chunk import Chunk
 from fedlab.corpus.document import DOC_TYPES, Document
@@ -39,6 +39,29 @@ def _real_date(value: str) -> str:
 
 IsoDate = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$", description="ISO date YYYY-MM-DD"),
                     AfterValidator(_real_date)]
+
+# A hint's range is widened by days and months when it is searched: keep it far from date.min/max.
+HINT_YEARS = (1900, 2200)
+
+
+def _hint_year(value: str | None) -> str | None:
+    if value is not None and not HINT_YEARS[0] <= int(value[:4]) <= HINT_YEARS[1]:
+        raise ValueError(f"{value} is outside the dates a hint may name ({HINT_YEARS[0]}-01-01 to "
+                         f"{HINT_YEARS[1]}-12-31); omit the bound (null) for an open range")
+    return value
+
+
+HintDate = Annotated[IsoDate, AfterValidator(_hint_year)]
+
+
+def utf8_text(value):
+    """A string that encodes as UTF-8 (checked before pydantic's own, vaguer, unicode check)."""
+    from fedlab.ask import utf8_problem
+
+    problem = utf8_problem(value) if isinstance(value, str) else None
+    if problem is not None:
+        raise ValueError(f"not valid UTF-8 text: {problem}; send plain text")
+    return value
 
 
 class DateRange(BaseModel):
@@ -76,10 +99,19 @@ class HintArg(BaseModel):
     """A date range the question refers to (fedlab.retrieval.types.DateHint)."""
 
     model_config = ConfigDict(extra="forbid")
-    date_from: IsoDate | None = Field(None, description="range start; null = open start")
-    date_to: IsoDate | None = Field(None, description="range end; null = open end")
+    date_from: HintDate | None = Field(None, description=f"range start, {HINT_YEARS[0]}..{HINT_YEARS[1]}; "
+                                                         "null = open start")
+    date_to: HintDate | None = Field(None, description=f"range end, {HINT_YEARS[0]}..{HINT_YEARS[1]}; "
+                                                       "null = open end")
     scope: Scope = Field(description="sizes top_k: meeting, month, span, year or multi_year")
-    text: str = Field("", max_length=200, description="the words the range was read from")
+    text: Annotated[str, Field(max_length=200), BeforeValidator(utf8_text)] = Field(
+        "", description="the words the range was read from")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> HintArg:
+        if self.date_from is not None and self.date_to is not None and self.date_from > self.date_to:
+            raise ValueError(f"hint range is empty: date_from {self.date_from} is after date_to {self.date_to}")
+        return self
 
     def to_hint(self) -> DateHint:
         return DateHint(self.date_from, self.date_to, self.scope, self.text)

@@ -5,7 +5,9 @@
 stdout is the protocol channel: the pipeline is built with fd 1 pointed at stderr, and while
 serving the SDK keeps fd 1 diverted to stderr itself, so stray prints never reach the client.
 Logs go to stderr. Arguments are validated by the tools' pydantic signatures (the published
-input schemas); a bad call returns an ``isError`` result and the server keeps serving.
+input schemas); a bad call returns an ``is_error`` result and the server keeps serving. A line
+on stdin that is not JSON is answered with a -32700 Parse error, a JSON value that is not a
+JSON-RPC message with -32600 Invalid Request (``AnsweringReadStream``), and serving goes on.
 """
 # No `from __future__ import annotations`: the tool signatures are built at run time from the
 # limits, and the SDK reads their annotations as objects.
@@ -19,11 +21,12 @@ import time
 from dataclasses import dataclass
 from typing import Annotated
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from fedlab.corpus.document import DOC_ID_RE
 from fedlab.errors import FedlabError
-from fedlab.mcp.schema import DocumentResult, HintArg, SearchResult, Where, document_result, search_result
+from fedlab.mcp.schema import (DocumentResult, HintArg, SearchResult, Where, document_result, search_result,
+                               utf8_text)
 
 log = logging.getLogger("fedlab.mcp")
 SERVER_NAME = "fedlab-fomc"
@@ -60,7 +63,11 @@ class FomcTools:
         k = self.default_top_k if top_k is None else top_k
         date_hint = hint.to_hint() if hint is not None else None
         with self._lock:
-            result = self.pipeline.search(query, k=k, hint=date_hint, flt=flt)
+            try:
+                result = self.pipeline.search(query, k=k, hint=date_hint, flt=flt)
+            except OverflowError:  # a date read from the query, widened past date.max / date.min
+                raise ToolError("a date in the query is out of range: name dates between 1900 and 2200, "
+                                "or pass the range as `hint`") from None
         log.info("search_fomc k=%d k_used=%d hits=%d filter=%s %.1f ms", k, result.k_used, len(result.hits),
                  flt, result.timings.get("total_ms", 0.0))
         return search_result(query, result, self.docs)
@@ -102,8 +109,8 @@ def build_server(pipeline, limits: Limits = Limits()):
                        instructions="Search Federal Reserve FOMC statements and minutes; cite passages by doc_id.")
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False, idempotent_hint=True)
 
-    Query = Annotated[str, Field(min_length=1, max_length=limits.max_query_chars,
-                                 description="the question or keywords, in English")]
+    Query = Annotated[str, Field(min_length=1, max_length=limits.max_query_chars,  # Field first: its messages
+                                 description="the question or keywords, in English"), BeforeValidator(utf8_text)]
     TopK = Annotated[int, Field(ge=1, le=limits.max_top_k,
                                 description=f"base number of passages (1..{limits.max_top_k})")]
     DocId = Annotated[str, Field(pattern=DOC_ID_RE.pattern, max_length=40,
@@ -143,8 +150,16 @@ def stdout_to_stderr():
         os.close(saved)
 
 
+class _ArgumentParser(argparse.ArgumentParser):
+    """A usage mistake is one `error:` line on stderr (exit 2), not the usage block."""
+
+    def error(self, message: str):
+        print(f"error: {message} (see python -m fedlab.mcp --help)", file=sys.stderr)
+        sys.exit(2)
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m fedlab.mcp", description=__doc__.splitlines()[0])
+    p = _ArgumentParser(prog="python -m fedlab.mcp", description=__doc__.splitlines()[0])
     p.add_argument("--config", default=DEFAULT_CONFIG,
                    help="a config name in conf/ or a path to a YAML config (default: production)")
     p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -159,17 +174,134 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def load_pipeline(config: str, overrides: list[str]):
-    from fedlab.config import compose
+    from fedlab.config import PIPELINE_GROUPS, compose, require_keys
     from fedlab.pipeline import build_pipeline
 
     cfg = compose(config, list(overrides))
+    require_keys(cfg, PIPELINE_GROUPS, config)
     t0 = time.perf_counter()
     pipeline = build_pipeline(cfg, progress=False)
-    pipeline.search("federal funds rate")  # loads a lazily loaded query model now, not on the first call
+    warm_up(pipeline)
     log.info("pipeline %s (retriever=%s) on %d documents, %d chunks in %.1f s; cache %s", config,
              cfg.retriever.kind, len(pipeline.corpus.documents), len(pipeline.chunks), time.perf_counter() - t0,
              pipeline.info.cache)
     return pipeline
+
+
+WARM_UP_QUERY = "federal funds rate"
+WARM_UP_TEXT = "The Committee decided to maintain the target range for the federal funds rate."
+
+
+def warm_up(pipeline) -> None:
+    """Load every lazily loaded model now, not on the first call. A search alone is not enough:
+    its query vector may come from the cache, and then the embedding model never loads."""
+    hook = getattr(pipeline, "warm_up", None)  # Pipeline.warm_up: load the query model and run it once
+    if hook is not None:
+        hook()
+    elif pipeline.embedder is not None:
+        # The cache-wrapped embedder passes these to the model's embedder, past the query cache.
+        pipeline.embedder.ensure_loaded()
+        pipeline.embedder.embed_documents([WARM_UP_TEXT], progress=False)
+    pipeline.search(WARM_UP_QUERY)  # the index, BM25 and a reranker's model
+
+
+# -- JSON-RPC over stdio: answer what does not parse ------------------------------------------
+class AnsweringReadStream:
+    """The SDK stdio transport's read stream, minus the lines that are not JSON-RPC messages.
+
+    The transport passes such a line on as an exception, which the SDK only logs: the client
+    waits for an answer forever. Here each one is answered (-32700 Parse error for a line that
+    is not JSON, -32600 Invalid Request for JSON that is not a JSON-RPC 2.0 message, with the
+    request's id when it has a usable one) and reading goes on; messages pass through as they
+    are, with the sender context the SDK reads from ``last_context``.
+    """
+
+    def __init__(self, inner, write_stream):
+        self._inner = inner
+        self._write = write_stream
+
+    @property
+    def last_context(self):
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self):
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            reply = error_reply(item)
+            if reply is not None:
+                from mcp.shared.message import SessionMessage
+
+                log.warning("answered an unreadable message: %s", reply.error.message)
+                await self._write.send(SessionMessage(reply))
+
+    def __aiter__(self):
+        return self
+
+    async def __anext__(self):
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        await self.aclose()
+
+
+def error_reply(exc: Exception):
+    """The JSON-RPC error response for a line the transport could not read as a message
+    (None for a blank line, which needs no answer)."""
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+    from pydantic import ValidationError
+
+    if not isinstance(exc, ValidationError):
+        detail = " ".join(str(exc).split())[:200] or type(exc).__name__
+        return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=INVALID_REQUEST,
+                                                                     message=f"Invalid Request: {detail}"))
+    errors = exc.errors()
+    bad_json = next((e for e in errors if e["type"] == "json_invalid"), None)
+    if bad_json is not None:
+        if isinstance(bad_json.get("input"), str) and not bad_json["input"].strip():
+            return None
+        detail = bad_json.get("ctx", {}).get("error") or bad_json["msg"]
+        return JSONRPCError(jsonrpc="2.0", id=None,
+                            error=ErrorData(code=PARSE_ERROR, message=f"Parse error: {detail}"))
+    message = next((e["input"] for e in errors if e["type"] == "missing" and len(e["loc"]) == 2
+                    and isinstance(e.get("input"), dict)), None)
+    if message is None:
+        why = "the message is not a JSON object"
+        request_id = None
+    else:
+        request_id = message.get("id")
+        if isinstance(request_id, bool) or not isinstance(request_id, (int, str)):
+            request_id = None
+        as_request = [e for e in errors if e["loc"][:1] == ("JSONRPCRequest",)]
+        why = "; ".join(f"{'.'.join(str(x) for x in e['loc'][1:])}: {e['msg']}" for e in as_request[:3])
+        why = f"not a JSON-RPC 2.0 request ({why})" if why else "not a JSON-RPC 2.0 message"
+    return JSONRPCError(jsonrpc="2.0", id=request_id,
+                        error=ErrorData(code=INVALID_REQUEST, message=f"Invalid Request: {why}"))
+
+
+async def serve_stdio(server) -> None:
+    """``MCPServer.run("stdio")``, with the read stream answering unreadable lines."""
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(AnsweringReadStream(read_stream, write_stream), write_stream,
+                           lowlevel.create_initialization_options())
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -187,6 +319,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
     log.info("serving %s on stdio", SERVER_NAME)
     try:
-        server.run("stdio")
+        import anyio
+
+        anyio.run(serve_stdio, server)
     except KeyboardInterrupt:
         pass

@@ -24,6 +24,21 @@ from fedlab.retrieval.topk import DEFAULT_SCOPE_K
 from fedlab.retrieval.two_pass import DateAwareRetriever
 
 KINDS = ("dense", "bm25", "hybrid")
+MAX_TOP_K = 1000
+
+
+def check_top_k(top_k) -> int:
+    """``retriever.top_k`` as a positive int; anything else is refused in one line (0 or -3 would
+    run and measure every metric as 0, "abc" would fail deep inside the search)."""
+    try:
+        if isinstance(top_k, bool) or not isinstance(top_k, (int, str)):
+            raise ValueError
+        k = int(str(top_k).strip())
+    except ValueError:
+        raise FedlabError(f"retriever.top_k={top_k!r} is not a whole number: use e.g. retriever.top_k=10") from None
+    if not 1 <= k <= MAX_TOP_K:
+        raise FedlabError(f"retriever.top_k={k} is out of range: use a number from 1 to {MAX_TOP_K}")
+    return k
 
 
 def build_retriever(kind: str, *, chunks: Sequence[Chunk], embedder=None, index=None, bm25=None, reranker=None,
@@ -33,6 +48,7 @@ def build_retriever(kind: str, *, chunks: Sequence[Chunk], embedder=None, index=
     """adaptive_top_k: {enabled: bool, span: int, year: int, multi_year: int} (missing keys: defaults)."""
     if kind not in KINDS:
         raise FedlabError(f"unknown retriever kind {kind!r}: choose one of {', '.join(KINDS)}")
+    top_k = check_top_k(top_k)
     if kind in ("dense", "hybrid") and (embedder is None or index is None):
         raise FedlabError(f"retriever {kind!r} needs an embedder and a vector index")
     if kind in ("bm25", "hybrid") and bm25 is None:

@@ -146,18 +146,18 @@ class LateInteractionReranker:
         """Token vectors of every passage, written as one float16 matrix plus row offsets —
         computed once per chunk set in large batches, then memory-mapped by every config."""
         import numpy as np
-        from rich.progress import Progress
+
+        from fedlab.progress import progress as progress_of
 
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         parts: list = [None] * len(texts)
         step = max(self.batch_size, 64)
-        with Progress(disable=not progress, transient=True) as bar:
-            task = bar.add_task(f"token vectors ({len(texts)} passages)", total=len(texts))
+        with progress_of("late-interaction token vectors", len(texts), unit="passages", enabled=progress) as advance:
             for lo in range(0, len(order), step):
                 idx = order[lo:lo + step]
                 for i, vec in zip(idx, self.token_vectors([texts[i] for i in idx])):
                     parts[i] = vec.half().numpy()
-                bar.advance(task, len(idx))
+                advance(len(idx))
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         offsets[1:] = np.cumsum([p.shape[0] for p in parts])
         np.save(directory / "vectors.npy", np.concatenate(parts) if parts else np.zeros((0, 0), np.float16))
