@@ -174,12 +174,28 @@ class SweepCallback(Callback):
         import signal
         import threading
 
-        if threading.current_thread() is threading.main_thread():
-            def _terminate(signum, frame):
-                raise KeyboardInterrupt(f"signal {signum}")
+        from fedlab import cli
 
-            signal.signal(signal.SIGTERM, _terminate)
+        if threading.current_thread() is threading.main_thread():
+            def _interrupt(signum, frame):
+                # The first signal stops the sweep at the next config boundary (on_job_start): an
+                # exception raised at an arbitrary point can be swallowed (Python drops one raised
+                # inside a garbage-collector callback) or leave Hydra's config state half-built.
+                # A second signal stops at once.
+                if cli.INTERRUPTED:
+                    raise KeyboardInterrupt(f"signal {signum}")
+                cli.INTERRUPTED = True
+                log.warning("stopping the sweep after the current config (signal %d again: stop now)", signum)
+
+            signal.signal(signal.SIGINT, _interrupt)
+            signal.signal(signal.SIGTERM, _interrupt)
         atexit.register(self._close_unfinished)
+
+    def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
+        from fedlab import cli
+
+        if cli.INTERRUPTED:
+            raise KeyboardInterrupt("the sweep was interrupted")
 
     def _close_unfinished(self) -> None:
         if self._open is None:

@@ -304,3 +304,12 @@ def test_date_aware_finds_the_meeting_on_real_statements(statement_pipeline, kin
     assert year.k_used == 30 and year.hint.scope == "year"
     meetings_2023 = {c.meeting_date for c in chunks if c.meeting_date.startswith("2023")}
     assert {h.chunk.meeting_date for h in year.hits if h.chunk.meeting_date.startswith("2023")} == meetings_2023
+
+
+def test_a_hint_at_the_end_of_the_calendar_does_not_overflow():
+    """"What happened on 9999-12-31?" widened by the grace day must not raise OverflowError."""
+    from fedlab.retrieval.two_pass import hint_filter
+    from fedlab.retrieval.types import DateHint
+
+    flt = hint_filter(DateHint("9999-12-31", "9999-12-31", "meeting", "9999-12-31"), None, end_grace_days=1)
+    assert flt.date_to == "9999-12-31"

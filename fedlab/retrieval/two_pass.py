@@ -24,7 +24,9 @@ def hint_filter(hint: DateHint, flt: MetadataFilter | None = None, end_grace_day
     flt = flt or MetadataFilter()
     hint_to = hint.date_to
     if hint_to is not None and end_grace_days:
-        hint_to = (date.fromisoformat(hint_to) + timedelta(days=end_grace_days)).isoformat()
+        end = date.fromisoformat(hint_to)
+        hint_to = (end + timedelta(days=end_grace_days) if end < date.max - timedelta(days=end_grace_days)
+                   else date.max).isoformat()
     lows = [d for d in (flt.date_from, hint.date_from) if d is not None]
     highs = [d for d in (flt.date_to, hint_to) if d is not None]
     return MetadataFilter(max(lows) if lows else None, min(highs) if highs else None, flt.doc_types)
