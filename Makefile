@@ -30,7 +30,7 @@ help:
 	@echo "make export    best run of the latest sweep -> conf/production.yaml"
 	@echo "make gate      evaluate conf/production.yaml on the test split against conf/gates.yaml"
 	@echo "make ui        MLflow UI on 127.0.0.1:5000"
-	@echo "make ask Q=... ask the production pipeline a question"
+	@echo "make ask Q=... ask the production pipeline a question (ARGS='--json' for JSON)"
 	@echo "make bench     ANN / embedder / cache benchmark (BENCH_OUT=FILE for JSON)"
 
 install: $(STAMP)
@@ -75,8 +75,9 @@ gate: $(STAMP) $(CORPUS)
 ui: $(STAMP)
 	$(BIN)/mlflow ui --host 127.0.0.1 --port $(or $(PORT),5000) --backend-store-uri sqlite:///$(CURDIR)/mlflow.db
 
-ask: $(STAMP)
-	$(PYTHON) -m fedlab.ask "$(Q)"
+ask: $(STAMP) $(CORPUS)
+	@test -n "$(Q)" || { echo 'error: no question: make ask Q="What did the FOMC decide in March 2020?"' >&2; exit 2; }
+	$(PYTHON) -m fedlab.ask $(ARGS) "$(Q)"
 
 clean:
 	rm -rf data logs mlflow.db mlruns

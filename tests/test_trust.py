@@ -307,7 +307,8 @@ def test_gate_exit_codes_and_data_check(ws, tmp_path):
     cannot = _run([*common[:5], str(tmp_path / "no-gates.yaml"), *common[6:]])
     assert cannot.returncode == 2 and "could not run" in cannot.stderr
 
-    unreachable = _run(common, env={"MLFLOW_TRACKING_URI": "http://127.0.0.1:9"}, timeout=120)
+    unreachable = _run([c for c in common if not c.startswith("mlflow.tracking_uri=")],
+                       env={"MLFLOW_TRACKING_URI": "http://127.0.0.1:9"}, timeout=120)
     assert unreachable.returncode == 2 and "could not run" in unreachable.stderr
 
     passes = _run([*common[:3], str(stale), *common[4:], "--allow-data-change"])
