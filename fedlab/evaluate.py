@@ -106,9 +106,11 @@ def local_run_dir(cfg: DictConfig) -> Path:
 
 def check_settings(cfg: DictConfig) -> None:
     """Settings that would run but measure nonsense are refused before anything starts."""
+    from fedlab.eval.relevance import check_relevance
     from fedlab.retrieval.factory import check_top_k
 
     check_top_k(OmegaConf.select(cfg, "retriever.top_k"))
+    check_relevance(OmegaConf.select(cfg, "eval.relevance", default="meeting"))
 
 
 def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> dict[str, float]:
@@ -170,7 +172,8 @@ def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
     t0 = time.perf_counter()
     pipeline = build_pipeline(cfg, progress=cfg.eval.progress)
     build_s = time.perf_counter() - t0
-    outcome = evaluate_pipeline(pipeline, questions, progress=cfg.eval.progress, console=console)
+    outcome = evaluate_pipeline(pipeline, questions, progress=cfg.eval.progress, console=console,
+                                relevance=cfg.eval.get("relevance", "meeting"))
     metrics = dict(outcome.metrics)
     metrics.update({f"build_s.{stage}": s for stage, s in pipeline.info.seconds.items()})
     metrics["build_s.total"] = build_s

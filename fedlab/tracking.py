@@ -98,8 +98,6 @@ def run_params(cfg: dict, choices: dict[str, str] | None = None) -> dict[str, st
         used = [g for g in used if g not in ("embedder", "index")]
     elif kind in ("dense",):
         used = [g for g in used if g != "bm25"]
-    if not ((cfg.get("agent") or {}) and (cfg.get("eval") or {}).get("judge")):
-        used = [g for g in used if g != "eval"]
     root = Path(project_root()).resolve()
     params: dict[str, Any] = {}
     for group in used:
@@ -108,6 +106,8 @@ def run_params(cfg: dict, choices: dict[str, str] | None = None) -> dict[str, st
         if choice and group not in ("corpus", "dataset", "eval"):
             params[group] = choice
         for key, value in flatten(node, f"{group}.").items():
+            if key.startswith("eval.judge") and not cfg.get("agent"):
+                continue  # the answer judge matters only when answers are evaluated
             keep, shown = _result_setting(key, value, root)
             if keep:
                 params[key] = shown

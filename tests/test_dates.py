@@ -82,6 +82,80 @@ CASES = [
 ]
 
 
+# Year-to-date and course-of-year phrasings: the rule, on sentences written for it.
+YEAR_TO_DATE = [
+    ("By March 2021, how often had the Committee met?", "2021-01-01", "2021-03-31", "span"),
+    ("by its July 2019 meeting, had the Committee cut rates that year?", "2019-01-01", "2019-07-31", "span"),
+    ("By the November 2020 meeting, what had the statements said about the pandemic?", "2020-01-01",
+     "2020-11-30", "span"),
+    ("As of May 2023, how many increases had there been that year?", "2023-01-01", "2023-05-31", "span"),
+    ("What did the statements say about purchases through October 2021?", "2021-01-01", "2021-10-31", "span"),
+    ("How many hikes were there in 2018 by June?", "2018-01-01", "2018-06-30", "span"),  # year lent to the month
+    ("By December 2020, had the target range moved since spring?", "2020-01-01", "2020-12-31", "year"),
+    ("So far in 2021, what has the Committee said about inflation?", "2021-01-01", "2021-12-31", "year"),
+    ("What has the Committee said so far this year?", "2026-01-01", "2026-07-01", "span"),  # ends today
+    ("So far in 2026, has the range changed?", "2026-01-01", "2026-07-01", "span"),
+]
+COURSE_OF_YEAR = [
+    ("How did the balance sheet guidance change over 2019?", "2019-01-01", "2019-12-31", "year"),
+    ("During 2020, how did the statement describe the labor market?", "2020-01-01", "2020-12-31", "year"),
+    ("across 2021, did the Committee's description of inflation change?", "2021-01-01", "2021-12-31", "year"),
+    ("Throughout 2018, what did the statements say about risks?", "2018-01-01", "2018-12-31", "year"),
+    ("In the course of 2022, how many times was the range raised?", "2022-01-01", "2022-12-31", "year"),
+    ("over the course of 2024, how many cuts were there?", "2024-01-01", "2024-12-31", "year"),
+    ("From the first meeting of 2019 to the last, how did the view of trade evolve?", "2019-01-01", "2019-12-31",
+     "year"),
+    ("From the first meeting to the last of 2021, were purchases reduced?", "2021-01-01", "2021-12-31", "year"),
+    ("In 2023, from the first meeting to the last one, how did the range move?", "2023-01-01", "2023-12-31", "year"),
+    ("from the first meeting of 2022 to the last meeting of 2023, how many increases?", "2022-01-01", "2023-12-31",
+     "multi_year"),
+    # the year is named as a whole: a meeting inside it does not narrow it (unlike "In 2022, ... the June meeting")
+    ("During 2022, what did the minutes of the June meeting say?", "2022-01-01", "2022-12-31", "year"),
+    ("Over 2023, did the statement from the February meeting to the December meeting change?", "2023-01-01",
+     "2023-12-31", "year"),
+    ("How many times did the Committee raise the range over 2017, counting its December meeting?", "2017-01-01",
+     "2017-12-31", "year"),
+    ("From the first meeting of 2021 to the last, what changed after the March meeting?", "2021-01-01",
+     "2021-12-31", "year"),
+]
+NOT_TO_DATE = [
+    ("What did the Committee decide in September 2022?", "2022-09-01", "2022-09-30", "month"),
+    ("What changed at the September 2022 meeting?", "2022-09-01", "2022-09-30", "meeting"),
+    # "by" naming the document or action that did something, not a moment
+    ("Were the increases signalled by the March 2022 statement?", "2022-03-01", "2022-03-31", "meeting"),
+    ("Rates were lowered by the March 2020 cut to near zero.", "2020-03-01", "2020-03-31", "meeting"),
+    ("Did the range rise by 75 basis points in June 2022?", "2022-06-01", "2022-06-30", "month"),
+    ("What did the directive effective as of March 2020 say?", "2020-03-01", "2020-03-31", "month"),
+    # "through" joining two dates is a range between them, not from January
+    ("How did the range change from April 2022 through June 2022?", "2022-04-01", "2022-06-30", "span"),
+    # a year named as a forecast horizon of a meeting in another year stays context
+    ("How did inflation projections for over 2024 look in the December 2023 projections?", "2023-12-01",
+     "2023-12-31", "meeting"),
+    ("by the end of 2022", "2022-09-01", "2022-12-31", "span"),
+    ("In 2022, what did the minutes of the June meeting say?", "2022-06-01", "2022-06-30", "meeting"),
+]
+
+
+@pytest.mark.parametrize("question,lo,hi,scope", YEAR_TO_DATE + COURSE_OF_YEAR + NOT_TO_DATE)
+def test_year_to_date_and_course_of_year(question, lo, hi, scope):
+    hint = parse_date_hint(question, today=TODAY)
+    assert hint is not None, question
+    assert (hint.date_from, hint.date_to, hint.scope) == (lo, hi, scope)
+
+
+def test_year_to_date_keeps_adaptive_top_k_coherent():
+    """A within-year stretch of meetings is sized like a span, a whole year like a year."""
+    ytd = parse_date_hint("By its June 2021 meeting, how many times had the range moved?", today=TODAY)
+    full = parse_date_hint("Over 2021, how many times did the range move?", today=TODAY)
+    month = parse_date_hint("What happened in June 2021?", today=TODAY)
+    assert [adaptive_top_k(h, 10) for h in (ytd, full, month)] == [20, 30, 10]
+    assert ytd.text == "By its June 2021" and full.text == "Over 2021"
+
+
+def test_first_to_last_meeting_needs_a_year():
+    assert parse_date_hint("From the first meeting to the last, did the statement mention trade?", today=TODAY) is None
+
+
 @pytest.mark.parametrize("question,lo,hi,scope", CASES)
 def test_parses_range_and_scope(question, lo, hi, scope):
     hint = parse_date_hint(question, today=TODAY)

@@ -11,23 +11,15 @@ from pathlib import Path
 
 import pytest
 import yaml
+from clirun import cli_env, run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = ["recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@10",
             "hit@1", "hit@3", "hit@5", "hit@10", "doc_recall@1", "doc_recall@3", "doc_recall@5", "doc_recall@10"]
 
 
-def _env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    env.update({"HF_HUB_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
-    env.pop("MLFLOW_TRACKING_URI", None)
-    env.update(extra or {})
-    return env
-
-
-def _run(args: list[str], env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env=_env(env), capture_output=True, text=True,
-                          timeout=timeout)
+_env = cli_env
+_run = run_python
 
 
 @pytest.fixture(scope="module")

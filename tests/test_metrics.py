@@ -39,6 +39,38 @@ def test_covers_needs_half_of_the_quote():
     assert not covers(chunk("d", "d2", 0, 1000), QUOTE)  # right span, wrong document
 
 
+def test_covers_tests_every_located_span_of_the_meeting():
+    # the quote located in its statement and again in the same meeting's minutes
+    ev = EvidenceSpan("statement-2024-01-31", 100, 200, also=(EvidenceSpan("minutes-2024-01-31", 5000, 5100),))
+    assert ev.meeting == "2024-01-31" and ev.doc_ids == {"statement-2024-01-31", "minutes-2024-01-31"}
+    assert covers(chunk("s", "statement-2024-01-31", 100, 200), ev)
+    assert covers(chunk("m", "minutes-2024-01-31", 5050, 5300), ev)  # half of the minutes' copy
+    assert not covers(chunk("m2", "minutes-2024-01-31", 5060, 5300), ev)  # 40 of 100
+    assert not covers(chunk("m3", "minutes-2024-01-31", 100, 200), ev)  # the statement's offsets, wrong doc
+    assert not covers(chunk("x", "statement-2024-03-20", 100, 200), ev)  # another meeting
+    plain = EvidenceSpan("statement-2024-01-31", 100, 200)
+    assert not covers(chunk("m", "minutes-2024-01-31", 5050, 5300), plain)
+    assert EvidenceSpan("d1", 0, 5).meeting is None  # not a corpus id: meeting unknown
+
+
+def test_resolve_evidence_rules_on_text_documents():
+    quote = "the committee decided to raise the target range"
+    docs = {"statement-2024-01-31": "Intro. The Committee decided to raise the target range. Outro.",
+            "minutes-2024-01-31": "Staff review.\n\nThe Committee decided to\nraise the target range by 25 bp.",
+            "minutes-2024-03-20": "The Committee decided to raise the target range."}  # another meeting
+    qs = [question("q1", [("statement-2024-01-31", quote)])]
+    (by_meeting,) = resolve_evidence(qs, docs, relevance="meeting")["q1"]
+    (by_document,) = resolve_evidence(qs, docs, relevance="document")["q1"]
+    assert (by_meeting.doc_id, by_meeting.start, by_meeting.end) == (by_document.doc_id, by_document.start,
+                                                                     by_document.end)
+    (copy,) = by_meeting.also
+    assert copy.doc_id == "minutes-2024-01-31"
+    assert docs[copy.doc_id][copy.start:copy.end] == "The Committee decided to\nraise the target range"
+    assert by_document.also == ()
+    with pytest.raises(FedlabError, match="eval.relevance='both': use meeting .* or document"):
+        resolve_evidence(qs, docs, relevance="both")
+
+
 def test_covers_judges_the_returned_parent_span():
     child = chunk("c", "d1", 0, 40, parent=(0, 300))  # small child, parent holds the quote
     assert covers(child, QUOTE)
@@ -100,6 +132,8 @@ def test_metrics_by_hand():
     assert result.per_question[0].retrieved == ["a", "e", "b", "c"]
     assert result.metrics["recall@3"] == pytest.approx(0.75)
     assert result.metrics["doc_recall@1"] == pytest.approx(0.25)
+    # evidence ids "d1"/"d2" name no meeting: meeting_recall finds none, whatever is retrieved
+    assert result.metrics["meeting_recall@10"] == 0.0
     assert list(result.metrics) == METRIC_NAMES
     row = result.per_question[0].to_json()
     assert row["id"] == "q1" and row["first_relevant_rank"] == 3 and row["recall@5"] == 1.0
@@ -142,12 +176,15 @@ def test_small_to_big_children_of_one_parent_are_one_passage():
 
 
 def test_unreachable_question_counts_as_a_miss():
-    ev = {"q": (EvidenceSpan("d1", 0, 1000),)}  # no chunk holds half of a 1000-character quote
+    # no chunk holds half of a 1000-character quote
+    ev = {"q": (EvidenceSpan("d1", 0, 1000, meeting="2024-01-31"),)}
     small = [chunk(f"s{i}", "d1", i * 200, i * 200 + 200) for i in range(5)]
     result = evaluate_retrieval(ev, {"q": small}, small)
     assert result.unreachable == ["q"]
-    assert all(v == 0.0 for name, v in result.metrics.items() if not name.startswith("doc_recall"))
+    assert all(v == 0.0 for name, v in result.metrics.items()
+               if not name.startswith(("doc_recall", "meeting_recall")))
     assert result.metrics["doc_recall@1"] == 1.0  # the right document, all the same
+    assert result.metrics["meeting_recall@1"] == 1.0  # and the right meeting
     assert result.per_question[0].first_relevant_rank is None
 
 

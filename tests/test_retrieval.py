@@ -246,8 +246,10 @@ def test_retriever_yaml_builds_pipeline(name, small_to_big):
     assert retriever.top_k == 10 and retriever.scope_k == {"span": 20, "year": 30, "multi_year": 50}
     expected = {"dense": DenseRetriever, "bm25": BM25Retriever, "hybrid": HybridRetriever}[name]
     assert type(retriever.base) is expected
+    assert not retriever.ranking.active and retriever.ranking.diversity_candidates == 3  # options off: today's ranking
     if name == "hybrid":
         assert retriever.base.rrf_k == 60 and retriever.base.weights == {"dense": 1.0, "bm25": 1.0}
+        assert retriever.base.fusion == "rrf"
     if name != "bm25":
         result = retriever.search("q", k=2)
         assert len(result.hits) == 2 and set(result.timings) == {"embed_ms", "search_ms", "total_ms"}

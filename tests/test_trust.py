@@ -14,21 +14,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from clirun import cli_env, run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    env.update({"HF_HUB_OFFLINE": "1", "MLFLOW_DISABLE_TELEMETRY": "true", "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
-    env.pop("MLFLOW_TRACKING_URI", None)
-    env.update(extra or {})
-    return env
-
-
-def _run(args: list[str], env: dict | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *args], cwd=ROOT, env=_env(env), capture_output=True, text=True,
-                          timeout=timeout)
+_env = cli_env
+_run = run_python
 
 
 @pytest.fixture(scope="module")
@@ -82,13 +74,16 @@ def test_cached_query_vector_latency_is_measured_now(tmp_path):
     first = QueryCachingEmbedder(model, ArtifactCache(tmp_path))
     first.embed_query("rates in 2022?")
     assert first.compute_ms >= 300  # the miss paid the slow computation
-    later = QueryCachingEmbedder(model, ArtifactCache(tmp_path))  # a later run, same cache
+    later = QueryCachingEmbedder(model, ArtifactCache(tmp_path), time_model=True)  # a later run, same cache
     vec = later.embed_query("rates in 2022?")
     assert np.array_equal(vec, np.ones(4, dtype=np.float32))
     assert model.calls == 2  # the model ran again, timed, though the vector came from the cache
     assert later.compute_ms < 300
     later.warm_up()
     assert model.loaded
+    serving = QueryCachingEmbedder(model, ArtifactCache(tmp_path))  # ask / MCP: no extra forward pass
+    serving.embed_query("rates in 2022?")
+    assert model.calls == 3 and serving.compute_ms == 0.0  # the 3rd call was the warm-up; no 4th
 
 
 # -- params, names, precision, redaction --------------------------------------------------------

@@ -11,7 +11,7 @@ from fedlab.dataset.schema import Question, load_dataset
 from fedlab.errors import FedlabError
 from fedlab.eval.latency import latency_summary
 from fedlab.eval.metrics import evaluate_retrieval
-from fedlab.eval.relevance import resolve_evidence
+from fedlab.eval.relevance import check_relevance, resolve_evidence
 from fedlab.progress import progress as progress_of
 
 SPLITS = ("dev", "test", "all")
@@ -24,6 +24,7 @@ class EvalOutcome:
     qrels: dict[str, dict[str, int]]
     run: dict[str, list[str]]
     unreachable: list[str] = field(default_factory=list)
+    relevance: str = "meeting"  # the relevance rule the metrics and qrels were judged by (eval.relevance)
 
 
 def dataset_hash(path: str | Path) -> str:
@@ -43,10 +44,16 @@ def load_split(path: str | Path, split: str) -> list[Question]:
 
 
 def evaluate_pipeline(pipeline, questions: list[Question], progress: bool = True,
-                      console: Console | None = None) -> EvalOutcome:
-    """Every question is searched (latency covers all); retrieval metrics cover answerable ones."""
-    evidence = resolve_evidence(questions, pipeline.corpus.by_id)
-    pipeline.warm_up()  # the model loads before the clock runs: latency is a steady-state figure
+                      console: Console | None = None, relevance: str = "meeting") -> EvalOutcome:
+    """Every question is searched (latency covers all); retrieval metrics cover answerable ones.
+
+    ``relevance`` (``eval.relevance``): ``meeting`` counts a chunk of any document of the
+    evidence's meeting that holds the quote, ``document`` only the evidence's own document
+    (see ``fedlab.eval.relevance``); the qrels follow the same rule.
+    """
+    check_relevance(relevance)
+    evidence = resolve_evidence(questions, pipeline.corpus.by_id, relevance=relevance)
+    pipeline.measure_latency()  # the model loads before the clock runs, then times every query
     results = {}
     with progress_of("evaluating", len(questions), unit="questions", enabled=progress, console=console) as advance:
         for q in questions:
@@ -74,4 +81,4 @@ def evaluate_pipeline(pipeline, questions: list[Question], progress: bool = True
             row["first_relevant_rank"] = scored[q.id].first_relevant_rank
             row.update(scored[q.id].metrics)
         rows.append(row)
-    return EvalOutcome(metrics, rows, evaluation.qrels, evaluation.run, list(evaluation.unreachable))
+    return EvalOutcome(metrics, rows, evaluation.qrels, evaluation.run, list(evaluation.unreachable), relevance)

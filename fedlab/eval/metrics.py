@@ -6,10 +6,18 @@ Metric names (exact strings, the contract; ``METRIC_NAMES`` lists them in order)
   chunk in the top k. Evidence-item level; computed here (ranx has no such metric).
 - ``doc_recall@k`` (k = 1, 3, 5, 10): share of the question's distinct evidence documents
   that appear (as any chunk's doc_id) in the top k. Computed here.
+- ``meeting_recall@k`` (k = 1, 3, 5, 10): share of the question's distinct evidence meetings
+  (the meeting dates of its evidence items) that appear (as any chunk's meeting_date) in the
+  top k. Computed here; the same under either relevance rule.
 - ``hit@k`` (k = 1, 3, 5, 10): 1 if any relevant chunk is in the top k (ranx ``hit_rate@k``).
 - ``mrr@10``: reciprocal rank of the first relevant chunk within the top 10 (ranx).
 - ``ndcg@10``: nDCG with linear gain (ranx ``ndcg``, Järvelin & Kekäläinen) over graded
   qrels, grade = number of evidence items a chunk covers (see ``fedlab.eval.relevance``).
+
+Which chunks count as relevant (``recall@k``, ``hit@k``, ``mrr@10``, ``ndcg@10``, the qrels)
+is decided by ``fedlab.eval.relevance.covers`` on the evidence as resolved: under the
+``meeting`` rule a chunk of the same meeting's other document that holds the quote counts,
+under ``document`` only the evidence's own document does.
 
 Each question weighs the same (macro average). A question that no chunk of the index can
 cover scores 0 everywhere; ``RetrievalEvaluation.unreachable`` names those questions.
@@ -36,6 +44,7 @@ METRIC_NAMES = (
     + ["mrr@10", "ndcg@10"]
     + [f"hit@{k}" for k in KS]
     + [f"doc_recall@{k}" for k in KS]
+    + [f"meeting_recall@{k}" for k in KS]
 )
 
 
@@ -111,6 +120,12 @@ def doc_recall_at(chunks: Sequence[Chunk], evidence: Sequence[EvidenceSpan], k: 
     """Share of the evidence documents present among the top k chunks."""
     wanted = {ev.doc_id for ev in evidence}
     return len(wanted & {c.doc_id for c in chunks[:k]}) / len(wanted)
+
+
+def meeting_recall_at(chunks: Sequence[Chunk], evidence: Sequence[EvidenceSpan], k: int) -> float:
+    """Share of the evidence meetings present (as a chunk's meeting_date) among the top k chunks."""
+    wanted = {ev.meeting_key for ev in evidence}
+    return len(wanted & {c.meeting_date for c in chunks[:k]}) / len(wanted)
 
 
 def first_relevant_rank(covered: Sequence[frozenset[int]]) -> int | None:
@@ -197,6 +212,7 @@ def evaluate_retrieval(
             values[name] = by_ranx.get(qid, {}).get(ranx_name, 0.0)
         for k in KS:
             values[f"doc_recall@{k}"] = doc_recall_at(chunks, spans, k)
+            values[f"meeting_recall@{k}"] = meeting_recall_at(chunks, spans, k)
         results.append(QuestionResult(
             id=qid,
             first_relevant_rank=first_relevant_rank(covered),

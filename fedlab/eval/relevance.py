@@ -1,9 +1,22 @@
 """Span-based relevance: is a returned passage about an evidence quote?
 
-A chunk is relevant to an evidence item when it comes from the evidence's document and its
-returned span (``Chunk.span``; the parent passage for small_to_big) covers at least half of
-the quote's located span. Judging by character spans, not chunk ids, keeps one set of
-evidence valid for every chunker.
+An evidence item is a quote from one document of one FOMC meeting. Two rules
+(``eval.relevance``, see ``RELEVANCE_RULES``):
+
+- ``meeting`` (the default): a chunk is relevant when it comes from any document of the
+  evidence's meeting (same ``meeting_date``) in which the quote is found, and its returned
+  span covers at least half of the quote's located span in that document. The minutes'
+  policy-action section repeats the statement, so the statement sentence retrieved from the
+  same meeting's minutes is a hit. A chunk of another meeting is never relevant, however
+  alike its wording (the statements' template sentences recur meeting after meeting).
+- ``document``: only the evidence's own document counts (the original rule).
+
+Either way the judgment is span-based: ``resolve_evidence`` locates the quote (the
+normalised search of ``fedlab.dataset.locate.locate_quote``) in its document and, under
+``meeting``, in every other document of the meeting where it is found
+(``EvidenceSpan.also``); ``covers`` tests each located span against the chunk's returned
+span (``Chunk.span``; the parent passage for small_to_big). Judging by character spans, not
+chunk ids, keeps one set of evidence valid for every chunker.
 
 Chunk-level qrels (for ranx and TREC files) are graded: a chunk's grade is the number of the
 question's evidence items it covers (0 = not relevant, left out of the qrels).
@@ -22,24 +35,69 @@ from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
 from fedlab.chunking.chunk import Chunk
+from fedlab.corpus.document import DOC_ID_RE
 from fedlab.errors import FedlabError
+
+RELEVANCE_RULES = ("meeting", "document")
+
+
+def check_relevance(rule) -> str:
+    """The relevance rule, or one FedlabError naming the two choices."""
+    if rule not in RELEVANCE_RULES:
+        raise FedlabError(
+            f"eval.relevance={rule!r}: use meeting (a chunk of any document of the evidence's meeting "
+            f"that holds the quote counts) or document (only the evidence's own document counts)"
+        )
+    return rule
+
+
+def _meeting_of_id(doc_id: str) -> str | None:
+    """The meeting date a corpus doc_id names (statement-/minutes-YYYY-MM-DD), else None."""
+    m = DOC_ID_RE.match(doc_id)
+    return f"{m.group(2)}-{m.group(3)}-{m.group(4)}" if m else None
 
 
 @dataclass(frozen=True)
 class EvidenceSpan:
-    """An evidence quote located in its document: ``text[start:end]`` is the quote."""
+    """An evidence quote located in its document: ``text[start:end]`` is the quote.
+
+    ``meeting``: the meeting date of that document (taken from a corpus doc_id when not
+    given). ``also``: the same quote located in the meeting's other documents (filled by
+    ``resolve_evidence`` under the ``meeting`` rule; empty under ``document``).
+    """
 
     doc_id: str
     start: int
     end: int
+    meeting: str | None = None
+    also: tuple["EvidenceSpan", ...] = ()
 
     def __post_init__(self):
         if not 0 <= self.start < self.end:
             raise ValueError(f"evidence span must satisfy 0 <= start < end, got ({self.start}, {self.end})")
+        if self.meeting is None:
+            object.__setattr__(self, "meeting", _meeting_of_id(self.doc_id))
+        object.__setattr__(self, "also", tuple(self.also))
 
     @property
     def length(self) -> int:
         return self.end - self.start
+
+    @property
+    def located(self) -> tuple[tuple[str, int, int], ...]:
+        """Every place the quote is judged at: (doc_id, start, end), its own document first."""
+        return ((self.doc_id, self.start, self.end), *((a.doc_id, a.start, a.end) for a in self.also))
+
+    @property
+    def doc_ids(self) -> frozenset[str]:
+        """The documents a relevant chunk can come from."""
+        return frozenset(doc for doc, _, _ in self.located)
+
+    @property
+    def meeting_key(self) -> str:
+        """What ``meeting_recall@k`` matches against ``Chunk.meeting_date`` (the doc_id when
+        the meeting is unknown, which then matches no chunk)."""
+        return self.meeting if self.meeting is not None else self.doc_id
 
 
 def overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
@@ -48,10 +106,12 @@ def overlap(a: tuple[int, int], b: tuple[int, int]) -> int:
 
 
 def covers(chunk: Chunk, evidence: EvidenceSpan) -> bool:
-    """True when the chunk's returned span holds at least half of the evidence quote."""
-    if chunk.doc_id != evidence.doc_id:
-        return False
-    return 2 * overlap(chunk.span, (evidence.start, evidence.end)) >= evidence.length
+    """True when the chunk's returned span holds at least half of the evidence quote as located
+    in the chunk's document (the evidence's own document, or under the ``meeting`` rule any
+    document of its meeting where ``resolve_evidence`` found the quote)."""
+    span = chunk.span
+    return any(doc == chunk.doc_id and 2 * overlap(span, (start, end)) >= end - start
+               for doc, start, end in evidence.located)
 
 
 def covered_items(chunk: Chunk, evidence: Sequence[EvidenceSpan]) -> frozenset[int]:
@@ -68,7 +128,22 @@ def _doc_text(doc) -> str:
     return doc if isinstance(doc, str) else doc.text
 
 
-def resolve_evidence(questions: Iterable, documents: Mapping[str, object]) -> dict[str, tuple[EvidenceSpan, ...]]:
+def _doc_meeting(doc_id: str, doc) -> str | None:
+    return getattr(doc, "meeting_date", None) or _meeting_of_id(doc_id)
+
+
+def meeting_documents(documents: Mapping[str, object]) -> dict[str, list[str]]:
+    """{meeting date: the doc_ids of that meeting, sorted} (documents of unknown meeting left out)."""
+    out: dict[str, list[str]] = defaultdict(list)
+    for doc_id, doc in documents.items():
+        meeting = _doc_meeting(doc_id, doc)
+        if meeting is not None:
+            out[meeting].append(doc_id)
+    return {m: sorted(ids) for m, ids in out.items()}
+
+
+def resolve_evidence(questions: Iterable, documents: Mapping[str, object],
+                     relevance: str = "document") -> dict[str, tuple[EvidenceSpan, ...]]:
     """Locate every answerable question's evidence quotes once: {question id: spans}.
 
     ``questions`` are ``fedlab.dataset.schema.Question`` objects (anything with ``id``,
@@ -76,9 +151,14 @@ def resolve_evidence(questions: Iterable, documents: Mapping[str, object]) -> di
     maps doc_id to a ``Document`` or its text. Unanswerable questions are left out: they
     have no evidence to retrieve. A missing document or a quote not found in it raises one
     FedlabError listing the problems, since a silently dropped item would skew every metric.
+
+    ``relevance="meeting"`` also locates each quote in the other documents of its meeting
+    (``EvidenceSpan.also``, where found); ``"document"`` judges the evidence document only.
     """
     from fedlab.dataset.locate import locate_quote
 
+    check_relevance(relevance)
+    meetings = meeting_documents(documents) if relevance == "meeting" else {}
     resolved: dict[str, tuple[EvidenceSpan, ...]] = {}
     problems: list[str] = []
     for q in questions:
@@ -94,7 +174,15 @@ def resolve_evidence(questions: Iterable, documents: Mapping[str, object]) -> di
             if found is None:
                 problems.append(f"{q.id} evidence[{i}]: quote not found in {ev.doc_id}: {ev.quote[:60]!r}")
                 continue
-            spans.append(EvidenceSpan(ev.doc_id, found[0], found[1]))
+            meeting = _doc_meeting(ev.doc_id, doc)
+            also = []
+            for other in meetings.get(meeting, ()) if meeting is not None else ():
+                if other == ev.doc_id:
+                    continue
+                there = locate_quote(_doc_text(documents[other]), ev.quote)
+                if there is not None:
+                    also.append(EvidenceSpan(other, there[0], there[1], meeting))
+            spans.append(EvidenceSpan(ev.doc_id, found[0], found[1], meeting, tuple(also)))
         if not q.evidence:
             problems.append(f"{q.id}: answerable but has no evidence")
         resolved[q.id] = tuple(spans)
@@ -129,7 +217,8 @@ def build_qrels(
 
     ``chunks`` must be every chunk the configuration can return (the whole index), or the
     ideal ranking behind nDCG would only know the relevant chunks that happened to be
-    retrieved. Questions no chunk covers get an empty dict (their quote is longer than twice
+    retrieved. The judgments are ``covers``, so the qrels follow the rule the evidence was
+    resolved with. Questions no chunk covers get an empty dict (their quote is longer than twice
     any chunk, say); they still count, as misses, in the metrics.
     """
     chunks = list(chunks)
@@ -144,7 +233,7 @@ def build_qrels(
     qrels: dict[str, dict[str, int]] = {}
     for qid, spans in evidence.items():
         grades: dict[str, int] = {}
-        for doc_id in {ev.doc_id for ev in spans}:
+        for doc_id in sorted(set().union(*(ev.doc_ids for ev in spans))):
             for chunk in by_doc.get(doc_id, ()):
                 grade = len(covered_items(chunk, spans))
                 if grade:

@@ -13,6 +13,15 @@ Precedence rules (the question is ambiguous, the rule is not):
   "in 2022, at the June meeting" -> June 2022.
 - explicit meeting references win over other loose mentions: "the minutes of the June 2022
   meeting on the 2023 outlook" -> June 2022.
+- year-to-date: "by <month> <year>", "by its <month> <year> meeting", "as of <month> <year>",
+  "through <month> <year>" (when no earlier date opens the range) -> January 1 of that year to
+  the end of that month. Not when the month names a document or an action rather than a
+  moment ("signalled by the March 2022 statement", "lowered by the March 2020 cut").
+- course of a year: "over / during / across / throughout / in the course of <year>",
+  "so far in <year>" (ending today), "from the first meeting to the last (of <year>)" -> the
+  whole year, and that year is a target, not a context: "during 2022, at the June meeting"
+  -> 2022. Unless an explicit meeting lies outside that year, which makes the year a forecast
+  horizon ("inflation over 2024 in the December 2023 projections" -> December 2023).
 Ranges are calendar ranges; the retriever widens the end by a day for two-day meetings that
 straddle a month end (meeting_date is the decision day, e.g. the January 31-February 1, 2023
 meeting is dated 2023-02-01).
@@ -59,6 +68,16 @@ _BETWEEN_UNDATED = re.compile(r"\bbetween\b.*\band\s+(?:the\s+)?$", re.I | re.S)
 _SINCE = re.compile(r"\b(since|after|before|prior\s+to)\s+(?:the\s+)?$", re.I)
 _FROM = re.compile(r"\bfrom\s+(?:the\s+)?$", re.I)
 _YEARLY = ("year", "range", "part")  # atoms at year level (not a month or a day)
+# year-to-date: "by September 2022", "by its September 2022 meeting", "as of March 2023", "through June 2021"
+_YTD = re.compile(r"\b(by|as\s+of|through|thru)\s+(?:(?:its|the)\s+)?$", re.I)
+# a month that names a document or an action, not a moment: "signalled by the March 2022 statement"
+_NOT_MOMENT_AFTER = re.compile(
+    r"^\s*,?\s*(?:fomc\s+|committee\s+|policy\s+|monetary\s+policy\s+|rate\s+|quarter-point\s+|"
+    r"half-point\s+|\d+\s+basis\s+point\s+)?(?:minutes|statement|decision|press\s+release|press\s+conference|"
+    r"cut|hike|increase|reduction|dot\s+plot|projections|summary\s+of\s+economic|sep\b)", re.I)
+# course of a year: "over 2023", "during 2022", "throughout the year 2021", "so far in 2024"
+_WHOLE_YEAR = re.compile(r"\b(?:over|during|across|throughout|(?:over|in)\s+the\s+course\s+of|"
+                         r"(?P<sofar>so\s+far(?:\s+in)?))\s+(?:the\s+(?:calendar\s+)?year\s+)?$", re.I)
 _ONWARD = re.compile(r"^\s*(?:on(?:ward)?s?|forward|and\s+(?:later|after))\b", re.I)
 
 
@@ -73,6 +92,7 @@ class _Atom:
     year: int | None = None  # None until a year-less atom borrows one
     months: tuple[int, int] | None = None  # month span for year-less atoms, resolved with a year
     lent: bool = False  # a bare year that gave its year to a year-less atom
+    whole: bool = False  # a year named as a whole ("over 2023"): a target, never a context
 
     def resolve(self, year: int) -> None:
         self.year = year
@@ -163,8 +183,22 @@ def _year(m) -> _Atom:
     return _Atom(0, 0, date(y, 1, 1), date(y, 12, 31), "year", year=y)
 
 
+def _first_to_last(m) -> _Atom:
+    """"from the first meeting (of 2023) to the last (of 2023)": the whole year(s)."""
+    y1, y2 = m["y"] or m["y2"], m["y2"] or m["y"]
+    if y1 and int(y2) > int(y1):
+        return _Atom(0, 0, date(int(y1), 1, 1), date(int(y2), 12, 31), "range", year=int(y1), whole=True)
+    a = _months_atom(1, 12, y1, "year")
+    a.whole = True
+    return a
+
+
 _Y = _YEAR
+_OF_YEAR = rf"(?:\s*,?\s*(?:of|in)\s+(?:the\s+(?:calendar\s+)?year\s+)?(?P<{{}}>{_Y}))?"
 _PATTERNS = [  # (regex, atom maker, flags); order matters: longer forms first
+    (r"\bfrom\s+the\s+(?:year'?s\s+)?first\s+(?:fomc\s+)?meeting" + _OF_YEAR.format("y")
+     + r"\s*,?\s*(?:to|through|thru|until|till)\s+the\s+(?:year'?s\s+)?last(?:\s+(?:fomc\s+)?(?:meeting|one))?"
+     + _OF_YEAR.format("y2"), _first_to_last, re.I),
     (r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b", _iso, re.I),
     (rf"\b(?P<m1>{_MON})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:\s*(?:-|–|to|and)\s*(?:(?P<m2>{_MON})\s+)?"
      rf"(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)?,?\s+(?P<y>{_Y})", _days, re.I),
@@ -208,6 +242,8 @@ def _atoms(text: str, today: date) -> list[_Atom]:
                 a.lo -= timedelta(days=EFFECTIVE_LAG_DAYS)
         elif a.kind == "month":
             a.meeting = bool(_MEETING_AFTER.match(text[a.end:]) or _MEETING_BEFORE.search(text[:a.start]))
+        elif a.kind == "year" and _WHOLE_YEAR.search(text[:a.start]):
+            a.whole = True
     return atoms
 
 
@@ -224,7 +260,7 @@ def _lend_years(atoms: list[_Atom]) -> list[_Atom]:
         if donor is None:
             continue
         a.resolve(donor.year)
-        if donor.kind == "year":
+        if donor.kind == "year" and not donor.whole:
             donor.lent = True
         out.append(a)
     return [a for a in out if not a.lent]
@@ -238,6 +274,7 @@ class _Segment:
     end: int
     atoms: list[_Atom]
     open_range: bool = False
+    ranged: bool = False  # a range read from words around one atom ("by September 2022": Jan-Sep)
 
 
 def _segments(atoms: list[_Atom], text: str, today: date) -> list[_Segment]:
@@ -257,7 +294,16 @@ def _segments(atoms: list[_Atom], text: str, today: date) -> list[_Segment]:
         if since and since.group(1).lower() != "since" and a.kind not in _YEARLY:
             since = None  # "after the July 2019 cut", "before the January 2020 meeting": that meeting
         prev_end = atoms[i - 1].end if i else 0
-        if not since and _BETWEEN_UNDATED.search(text[prev_end:a.start]):
+        ytd = _YTD.search(before) if a.kind == "month" and a.lo is not None else None
+        if ytd and (_NOT_MOMENT_AFTER.match(text[a.end:]) or _EFFECTIVE.search(before[:ytd.end()])):
+            ytd = None
+        whole = _WHOLE_YEAR.search(before) if a.whole and a.kind == "year" else None
+        if ytd:
+            segs.append(_Segment(date(a.lo.year, 1, 1), a.hi, ytd.start(), a.end, [a], ranged=True))
+        elif whole:  # "so far in 2024" ends today when 2024 is the current year
+            hi = min(a.hi, max(a.lo, today)) if whole["sofar"] else a.hi
+            segs.append(_Segment(a.lo, hi, whole.start(), a.end, [a], ranged=hi != a.hi))
+        elif not since and _BETWEEN_UNDATED.search(text[prev_end:a.start]):
             segs.append(_Segment(None, a.hi, a.start, a.end, [a], open_range=True))
         elif since or (_FROM.search(before) and _ONWARD.match(text[a.end:])):
             word = since.group(1).lower() if since else "from"
@@ -282,8 +328,14 @@ def parse_date_hint(question: str, today: date | None = None) -> DateHint | None
     if not atoms:
         return None
     segs = _segments(atoms, question, today)
-    if any(a.meeting for a in atoms):  # loose year-level mentions are then context ("the 2023 outlook")
-        segs = [g for g in segs if g.open_range or len(g.atoms) > 1 or g.atoms[0].kind not in _YEARLY] or segs
+    meetings = [a for a in atoms if a.meeting]
+    if meetings:  # loose year-level mentions are then context ("the 2023 outlook")
+        def whole_target(g: _Segment) -> bool:  # "during 2022, at the June meeting": the year is the target
+            return (len(g.atoms) == 1 and g.atoms[0].whole
+                    and all(g.atoms[0].lo <= m.lo and m.hi <= g.atoms[0].hi for m in meetings))
+
+        segs = [g for g in segs if g.open_range or len(g.atoms) > 1 or g.atoms[0].kind not in _YEARLY
+                or whole_target(g)] or segs
     lo = None if any(g.lo is None for g in segs) else min(g.lo for g in segs)
     hi = max(g.hi for g in segs)
     text = question[min(g.start for g in segs):max(g.end for g in segs)].strip()
@@ -291,7 +343,7 @@ def parse_date_hint(question: str, today: date | None = None) -> DateHint | None
 
 
 def _scope(segs: list[_Segment], lo: date | None, hi: date) -> str:
-    if len(segs) == 1 and len(segs[0].atoms) == 1 and not segs[0].open_range:
+    if len(segs) == 1 and len(segs[0].atoms) == 1 and not segs[0].open_range and not segs[0].ranged:
         atom = segs[0].atoms[0]
         if atom.meeting:
             return "meeting"

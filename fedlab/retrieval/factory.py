@@ -12,14 +12,20 @@ objects are passed when the pipeline has built them:
 
 ``chunks`` is the list whose positions are the index rows; ``embedder`` + ``index`` are needed
 for dense and hybrid, ``bm25`` for bm25 and hybrid.
+
+Options that reshape the in-range pass (see fedlab.retrieval.ranking), all off by default:
+per_meeting, statement_quota, length_norm, doc_first (+ doc_first_docs), diversity_candidates.
+Hybrid fusion: fusion "rrf" (rrf_k, weights; default) or "convex" (alpha).
 """
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from fedlab.chunking.chunk import Chunk
 from fedlab.errors import FedlabError
-from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
+from fedlab.retrieval.ranking import RankingOptions, passages_per_document
+from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever, check_fusion
 from fedlab.retrieval.topk import DEFAULT_SCOPE_K
 from fedlab.retrieval.two_pass import DateAwareRetriever
 
@@ -44,11 +50,20 @@ def check_top_k(top_k) -> int:
 def build_retriever(kind: str, *, chunks: Sequence[Chunk], embedder=None, index=None, bm25=None, reranker=None,
                     top_k: int = 10, date_aware: bool = True, adaptive_top_k: Mapping | None = None,
                     rrf_k: int = 60, weights: Mapping[str, float] | None = None, candidates: int = 50,
-                    corpus_end: str | None = None, end_grace_days: int = 1) -> DateAwareRetriever:
+                    corpus_end: str | None = None, end_grace_days: int = 1, fusion: str = "rrf",
+                    alpha: float = 0.5, per_meeting: int | None = None, statement_quota: int | None = None,
+                    length_norm: str | None = None, doc_first: bool = False, doc_first_docs: int = 3,
+                    diversity_candidates: int = 3) -> DateAwareRetriever:
     """adaptive_top_k: {enabled: bool, span: int, year: int, multi_year: int} (missing keys: defaults)."""
     if kind not in KINDS:
         raise FedlabError(f"unknown retriever kind {kind!r}: choose one of {', '.join(KINDS)}")
     top_k = check_top_k(top_k)
+    fusion, alpha = check_fusion(fusion, alpha)
+    ranking = RankingOptions(per_meeting=per_meeting, statement_quota=statement_quota, length_norm=length_norm,
+                             doc_first=doc_first, doc_first_docs=doc_first_docs,
+                             diversity_candidates=diversity_candidates)
+    if ranking.length_norm:
+        ranking = replace(ranking, doc_passages=passages_per_document(chunks))
     if kind in ("dense", "hybrid") and (embedder is None or index is None):
         raise FedlabError(f"retriever {kind!r} needs an embedder and a vector index")
     if kind in ("bm25", "hybrid") and bm25 is None:
@@ -59,7 +74,8 @@ def build_retriever(kind: str, *, chunks: Sequence[Chunk], embedder=None, index=
         base = BM25Retriever(bm25, chunks)
     else:
         base = HybridRetriever(DenseRetriever(embedder, index, chunks), BM25Retriever(bm25, chunks),
-                               rrf_k=rrf_k, weights=dict(weights or {}), candidates=candidates)
+                               rrf_k=rrf_k, weights=dict(weights or {}), candidates=candidates, fusion=fusion,
+                               alpha=alpha)
     adaptive = dict(adaptive_top_k or {})
     enabled = bool(adaptive.pop("enabled", True))
     unknown = set(adaptive) - set(DEFAULT_SCOPE_K)
@@ -68,4 +84,4 @@ def build_retriever(kind: str, *, chunks: Sequence[Chunk], embedder=None, index=
                           f"use enabled, {', '.join(DEFAULT_SCOPE_K)}")
     return DateAwareRetriever(base, enabled=date_aware, reranker=reranker, top_k=top_k, adaptive=enabled,
                               scope_k={k: int(v) for k, v in adaptive.items()}, corpus_end=corpus_end,
-                              end_grace_days=end_grace_days)
+                              end_grace_days=end_grace_days, ranking=ranking)

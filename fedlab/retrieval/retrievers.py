@@ -1,4 +1,4 @@
-"""First-stage retrievers: dense, BM25 and their reciprocal-rank-fused hybrid.
+"""First-stage retrievers: dense, BM25 and their fused hybrid (reciprocal rank or convex).
 
 Each answers ``search(query, k, flt=None, timings=None) -> list[Hit]``: at most k hits, ranks
 1-based, one hit per *returned passage* (doc_id + chunk.span). With the small_to_big chunker
@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 import numpy as np
 
 from fedlab.chunking.chunk import Chunk
-from fedlab.retrieval.fusion import rrf
+from fedlab.errors import FedlabError
+from fedlab.retrieval.fusion import convex, rrf
 from fedlab.retrieval.types import Hit, MetadataFilter
 
 Pairs = list[tuple[int, float]]
@@ -104,22 +105,44 @@ class BM25Retriever(_RowRetriever):
         return self._collect(lambda n: self.bm25.search(query, n, flt), k)
 
 
-class HybridRetriever:
-    """Dense + BM25 fused by reciprocal rank over passages.
+FUSIONS = ("rrf", "convex")
 
-    Each side returns ``max(candidates, k)`` passages; the fused score is the hit's score and
-    ``sources`` holds each side's own score (absent when that side did not return it) and ``rrf``.
+
+def check_fusion(fusion, alpha) -> tuple[str, float]:
+    """``retriever.fusion`` and ``retriever.alpha``, or a one-line FedlabError."""
+    if fusion not in FUSIONS:
+        raise FedlabError(f"retriever.fusion={fusion!r} is unknown: use one of {', '.join(FUSIONS)}")
+    try:
+        if isinstance(alpha, bool):
+            raise ValueError
+        a = float(alpha)
+    except (TypeError, ValueError):
+        raise FedlabError(f"retriever.alpha={alpha!r} is not a number: use a value from 0 to 1") from None
+    if not 0.0 <= a <= 1.0:  # also refuses nan
+        raise FedlabError(f"retriever.alpha={alpha!r} is out of range: use a value from 0 to 1 (1 = dense only)")
+    return fusion, a
+
+
+class HybridRetriever:
+    """Dense + BM25 fused over passages.
+
+    Each side returns ``max(candidates, k)`` passages. fusion "rrf": reciprocal rank (``rrf_k``,
+    ``weights``); "convex": ``alpha * norm(dense) + (1 - alpha) * norm(bm25)`` over the union,
+    min-max normalised per side (a passage one side did not return gets 0 from it; ``weights``
+    are not used). The fused score is the hit's score; ``sources`` holds each side's own score
+    (absent when that side did not return it) and the fused one under ``rrf`` or ``convex``.
     """
 
     name = "hybrid"
 
     def __init__(self, dense, bm25, rrf_k: int = 60, weights: Mapping[str, float] | None = None,
-                 candidates: int = 50):
+                 candidates: int = 50, fusion: str = "rrf", alpha: float = 0.5):
         self.dense = dense
         self.bm25 = bm25
         self.rrf_k = int(rrf_k)
         self.weights = dict(weights or {})
         self.candidates = int(candidates)
+        self.fusion, self.alpha = check_fusion(fusion, alpha)
 
     def search(self, query: str, k: int, flt: MetadataFilter | None = None,
                timings: dict[str, float] | None = None) -> list[Hit]:
@@ -132,7 +155,11 @@ class HybridRetriever:
                 key = passage_key(h.chunk)
                 by_key.setdefault(key, h)
                 sources.setdefault(key, {})[name] = h.score
-        fused = rrf({name: [passage_key(h.chunk) for h in hits] for name, hits in sides.items()},
-                    k=self.rrf_k, weights=self.weights)
-        return [Hit(by_key[key].chunk, score, rank, {**sources[key], "rrf": score})
+        if self.fusion == "convex":
+            fused = convex({passage_key(h.chunk): h.score for h in sides["dense"]},
+                           {passage_key(h.chunk): h.score for h in sides["bm25"]}, self.alpha)
+        else:
+            fused = rrf({name: [passage_key(h.chunk) for h in hits] for name, hits in sides.items()},
+                        k=self.rrf_k, weights=self.weights)
+        return [Hit(by_key[key].chunk, score, rank, {**sources[key], self.fusion: score})
                 for rank, (key, score) in enumerate(fused[:k], start=1)]

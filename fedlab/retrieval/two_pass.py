@@ -4,8 +4,9 @@ FOMC statements reuse near-identical language from meeting to meeting, so "infla
 January 2024" retrieves well-matching passages from the wrong meetings. With a date hint:
 pass 1 searches only inside the hinted range, pass 2 searches everything (skipped when pass 1
 already filled the list); in-range passages come first, duplicates are dropped, the list is
-capped. A reranker, when set, reorders the over-fetched candidates but keeps in-range
-passages ahead of out-of-range ones.
+capped. Ranking options (fedlab.retrieval.ranking: per-meeting diversity, a statement quota,
+length normalisation, documents first) reshape the first pass only. A reranker, when set,
+reorders the over-fetched candidates but keeps in-range passages ahead of out-of-range ones.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import time
 from datetime import date, timedelta
 
 from fedlab.retrieval.dates import parse_date_hint
+from fedlab.retrieval.ranking import STATEMENT, RankingOptions
 from fedlab.retrieval.rerank import NoReranker
 from fedlab.retrieval.retrievers import dedupe_passages
 from fedlab.retrieval.topk import adaptive_top_k
@@ -44,10 +46,12 @@ class DateAwareRetriever:
     corpus_end: ISO date that ends open ranges ("since 2023"); None = today.
     end_grace_days: a two-day meeting that starts on a month's last day is dated by its decision
       day, the 1st of the next month (2023-02-01 for "January 2023"); 1 day covers it.
+    ranking: RankingOptions for the in-range pass (None = plain first-stage order).
     """
 
     def __init__(self, base, enabled: bool = True, reranker=None, top_k: int = 10, adaptive: bool = True,
-                 scope_k: dict[str, int] | None = None, corpus_end: str | None = None, end_grace_days: int = 1):
+                 scope_k: dict[str, int] | None = None, corpus_end: str | None = None, end_grace_days: int = 1,
+                 ranking: RankingOptions | None = None):
         self.base = base
         self.enabled = bool(enabled)
         self.reranker = reranker
@@ -56,6 +60,7 @@ class DateAwareRetriever:
         self.scope_k = dict(scope_k or {})
         self.corpus_end = date.fromisoformat(corpus_end) if corpus_end else None
         self.end_grace_days = int(end_grace_days)
+        self.ranking = ranking or RankingOptions()
 
     def hint_for(self, query: str) -> DateHint | None:
         return parse_date_hint(query, today=self.corpus_end) if self.enabled else None
@@ -77,7 +82,7 @@ class DateAwareRetriever:
             hits = self.base.search(query, n, flt, timings)
         else:
             in_range = hint_filter(used, flt, self.end_grace_days)
-            hits = self.base.search(query, n, in_range, timings)
+            hits = self._first_pass(query, n, in_range, timings, window=base_k)
             if len(hits) < n:
                 hits = dedupe_passages(hits + self.base.search(query, n, flt, timings))[:n]
         timings["search_ms"] = (time.perf_counter() - t_search) * 1000 - timings.get("embed_ms", 0.0)
@@ -91,3 +96,20 @@ class DateAwareRetriever:
         hits = [Hit(h.chunk, h.score, rank, h.sources) for rank, h in enumerate(hits[:k_used], start=1)]
         timings["total_ms"] = (time.perf_counter() - t0) * 1000
         return RetrievalResult(hits, used, k_used, timings)
+
+    def _first_pass(self, query: str, n: int, in_range: MetadataFilter, timings: dict[str, float],
+                    window: int) -> list[Hit]:
+        """The in-range search: the first stage's best n, or the ranking options' choice among
+        ``diversity_candidates`` x n of them (the statement quota holding in the first ``window``)."""
+        if not self.ranking.active:
+            return self.base.search(query, n, in_range, timings)
+        fetch = self.ranking.fetch(n)
+        pool = self.base.search(query, fetch, in_range, timings)
+        statements = None
+        if self.ranking.statement_quota and len(pool) >= fetch and (
+                in_range.doc_types is None or STATEMENT in in_range.doc_types):
+            only = MetadataFilter(in_range.date_from, in_range.date_to, (STATEMENT,))
+
+            def statements(m: int) -> list[Hit]:
+                return self.base.search(query, m, only, timings)
+        return self.ranking.apply(pool, n, statements, window=window)

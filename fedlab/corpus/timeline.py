@@ -1,0 +1,700 @@
+"""The FOMC meeting timeline, read deterministically from the corpus's own language.
+
+One :class:`Meeting` per decision date that has documents (statement and/or minutes). Each
+meeting says whether it was a *scheduled* meeting and, when its statement (or, lacking one, the
+statement its minutes reproduce) carries a policy decision, the :class:`Decision`: target range
+before and after, direction and size, dissents and balance-sheet actions. Every extracted value
+carries the :class:`Span` (doc_id, start, end) of the text it was read from, so an answer can
+cite it; ``span.text(documents)`` is exactly that text.
+
+General rules, not per-date facts:
+
+* **decision**: the sentence "… decided to raise/lower/maintain/keep the target range for the
+  federal funds rate [by N] [from X] to/at Y percent"; failing that, a domestic policy directive
+  ("… to maintain the federal funds rate in a target range of Y percent", e.g. notation votes).
+  A statement with neither (a revised Statement on Longer-Run Goals, a facility announcement)
+  yields no decision and is flagged ``is_decision=False``. A meeting with minutes but no
+  statement is read from the statement the minutes' policy-action section reproduces ("The vote
+  also encompassed approval of the statement below …").
+* **before range**: "from X to Y" in the decision sentence; for a hold, the range the
+  Committee maintains; otherwise the previous decision's range after (its span cites that
+  earlier document); "by N" with no earlier decision gives it by arithmetic.
+* **scheduled**: a meeting is scheduled when an earlier set of minutes announced it ("the next
+  meeting of the Committee would be held on Tuesday–Wednesday, June 18–19, 2019") or its own
+  minutes describe a two-day meeting ("… and continued on Wednesday, …"), unless a document
+  says it was unscheduled. Everything else (a Sunday videoconference, a notation vote, a
+  statement with no meeting behind it) is unscheduled.
+* **dissents**: "Voting against the action were/was NAME[S], who preferred …" in statements;
+  "Voting against this action: NAMES." in minutes.
+* **balance-sheet actions**: each sentence of the decision text is classified by patterns of
+  the statements' language (see :data:`BALANCE_SHEET_ACTIONS`); forward-looking sentences
+  ("expects to begin reducing …", "judges that … will likely be appropriate") and ones that
+  only continue an ongoing program ("will continue reducing its holdings …") are not actions.
+  Purchases and taper steps are read against the state the earlier meetings left (a pace
+  detail while purchases are under way is not a new program; a larger monthly reduction than
+  the previous one is an accelerated taper).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from fedlab.corpus.document import Document
+
+TIMELINE_VERSION = 1
+DIRECTIONS = ("raise", "cut", "hold")
+BALANCE_SHEET_ACTIONS = {
+    "reserve_purchases_begun": "purchases of Treasury bills to keep reserves ample (technical, not a stance change)",
+    "purchases_begun": "asset purchases begin (holdings to increase by at least $X)",
+    "purchases_increased": "asset purchases widened (purchases of a further kind of security included)",
+    "taper_begun": "begin reducing the monthly pace of net asset purchases",
+    "taper_accelerated": "reduce the monthly pace of net asset purchases by more than before",
+    "taper_slowed": "reduce the monthly pace of net asset purchases by less than before",
+    "purchases_ended": "net asset purchases brought to an end",
+    "runoff_begun": "begin reducing holdings of securities (balance-sheet runoff)",
+    "runoff_slowed": "slow the pace of decline of securities holdings",
+    "runoff_ended": "conclude the reduction of securities holdings",
+}
+
+# -- the value types -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Span:
+    """Characters ``start:end`` of document ``doc_id``'s text."""
+
+    doc_id: str
+    start: int
+    end: int
+
+    def text(self, documents: dict[str, Document] | Iterable[Document]) -> str:
+        by_id = documents if isinstance(documents, dict) else {d.doc_id: d for d in documents}
+        return by_id[self.doc_id].text[self.start:self.end]
+
+
+@dataclass
+class RateRange:
+    low: float  # percent
+    high: float
+    span: Span  # where the range is written ("1-1/2 to 1-3/4 percent")
+
+    def label(self) -> str:
+        return f"{self.low:.2f}–{self.high:.2f}"
+
+    def same(self, other: "RateRange | None") -> bool:
+        return other is not None and (self.low, self.high) == (other.low, other.high)
+
+
+@dataclass
+class Dissent:
+    name: str
+    preferred: str  # what the dissenter preferred, as written ("preferred to lower … by 1/4 percentage point …")
+    preferred_direction: str  # raise | cut | hold | other (e.g. forward guidance, balance sheet)
+    preferred_change_bp: int | None  # signed, relative to the range before the meeting, when the text says
+    span: Span  # the names and their clause ("Esther L. George and Eric S. Rosengren, who preferred …")
+
+
+@dataclass
+class BalanceSheetAction:
+    action: str  # a key of BALANCE_SHEET_ACTIONS
+    text: str  # the sentence it was read from
+    span: Span
+
+
+@dataclass
+class Decision:
+    source: str  # "statement" | "minutes" (the statement reproduced in the minutes)
+    via: str  # "decision_sentence" | "directive"
+    sentence: Span  # the decision sentence (or directive sentence)
+    direction: str  # raise | cut | hold
+    direction_span: Span  # the verb it was read from ("lower", "raise", "maintain", …)
+    after: RateRange
+    before: RateRange | None
+    before_source: str | None  # "text" | "previous_meeting" | "stated_change" | None
+    change_bp: int | None  # signed, after − before, in basis points
+    size_bp: int | None  # |change_bp|
+    size_span: Span | None  # "by 1/2 percentage point" when the text states the size, else None (from the ranges)
+    dissents: list[Dissent] = field(default_factory=list)
+    dissent_span: Span | None = None  # the "Voting against …" sentence(s)
+    balance_sheet: list[BalanceSheetAction] = field(default_factory=list)
+
+
+@dataclass
+class Meeting:
+    date: str  # the decision date (= the documents' meeting_date)
+    documents: list[str]  # doc_ids of this date
+    label: str | None  # the calendar's/minutes' label ("January 29-30, 2019")
+    scheduled: bool
+    scheduled_span: Span | None  # the announcement or two-day opening it was read from (None: unscheduled)
+    notation_vote: bool
+    notation_span: Span | None
+    is_decision: bool
+    decision: Decision | None
+    notes: list[str] = field(default_factory=list)  # why not a decision; any inconsistency found
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, row: dict) -> "Meeting":
+        row = dict(row)
+        row["scheduled_span"] = _span(row.get("scheduled_span"))
+        row["notation_span"] = _span(row.get("notation_span"))
+        if row.get("decision") is not None:
+            d = dict(row["decision"])
+            for key in ("sentence", "direction_span", "size_span", "dissent_span"):
+                d[key] = _span(d.get(key))
+            d["after"] = _range(d["after"])
+            d["before"] = _range(d.get("before"))
+            d["dissents"] = [Dissent(**{**x, "span": _span(x["span"])}) for x in d.get("dissents", [])]
+            d["balance_sheet"] = [BalanceSheetAction(**{**x, "span": _span(x["span"])})
+                                  for x in d.get("balance_sheet", [])]
+            row["decision"] = Decision(**d)
+        return cls(**row)
+
+
+def _span(obj: dict | None) -> Span | None:
+    return Span(**obj) if obj else None
+
+
+def _range(obj: dict | None) -> RateRange | None:
+    return RateRange(obj["low"], obj["high"], Span(**obj["span"])) if obj else None
+
+
+@dataclass
+class Timeline:
+    """Meetings in date order."""
+
+    meetings: list[Meeting]
+
+    def __iter__(self) -> Iterator[Meeting]:
+        return iter(self.meetings)
+
+    def __len__(self) -> int:
+        return len(self.meetings)
+
+    def __getitem__(self, i):
+        return self.meetings[i]
+
+    def by_date(self, date: str) -> Meeting | None:
+        for m in self.meetings:
+            if m.date == date:
+                return m
+        return None
+
+    def decisions(self, direction: str | None = None, scheduled: bool | None = None) -> list[Meeting]:
+        """Meetings with a policy decision, optionally of one direction (raise/cut/hold) and
+        only scheduled (True) or unscheduled (False) ones."""
+        if direction is not None and direction not in DIRECTIONS:
+            raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
+        return [m for m in self.meetings if m.decision is not None
+                and (direction is None or m.decision.direction == direction)
+                and (scheduled is None or m.scheduled == scheduled)]
+
+    def coverage(self) -> tuple[str, str] | None:
+        """(first, last) meeting date, or None for an empty timeline."""
+        return (self.meetings[0].date, self.meetings[-1].date) if self.meetings else None
+
+    def counts(self) -> dict[str, int]:
+        decisions = self.decisions()
+        return {
+            "meetings": len(self.meetings),
+            "scheduled": sum(m.scheduled for m in self.meetings),
+            "decisions": len(decisions),
+            "raise": sum(m.decision.direction == "raise" for m in decisions),
+            "cut": sum(m.decision.direction == "cut" for m in decisions),
+            "hold": sum(m.decision.direction == "hold" for m in decisions),
+            "dissents": sum(len(m.decision.dissents) for m in decisions),
+            "balance_sheet_actions": sum(len(m.decision.balance_sheet) for m in decisions),
+            "not_decisions": sum(not m.is_decision for m in self.meetings),
+        }
+
+    def to_json(self) -> dict:
+        return {"version": TIMELINE_VERSION, "counts": self.counts(), "meetings": [m.to_json() for m in self.meetings]}
+
+    @classmethod
+    def from_json(cls, obj: dict) -> "Timeline":
+        return cls([Meeting.from_json(m) for m in obj["meetings"]])
+
+
+# -- numbers and ranges ----------------------------------------------------------------------------
+
+_DASH = r"[-‐‑–]"
+NUM = rf"(?:\d+{_DASH}\d/\d|\d/\d|\d+(?:\.\d+)?)"
+RANGE = rf"(?P<{{0}}>(?P<{{0}}_lo>{NUM})(?:\s*percent)?\s+to\s+(?P<{{0}}_hi>{NUM})\s*percent)"
+SIZE = rf"(?P<size>{NUM})\s+(?P<unit>percentage\s+points?|basis\s+points?)"
+VERB = r"(?P<verb>raise|increase|lower|reduce|cut|maintain|keep|leave)"
+VERB_DIRECTION = {"raise": "raise", "increase": "raise", "lower": "cut", "reduce": "cut", "cut": "cut",
+                  "maintain": "hold", "keep": "hold", "leave": "hold"}
+FFR = r"the\s+target\s+range\s+for\s+the\s+federal\s+funds\s+rate"
+
+DECISION_RE = re.compile(
+    rf"\b(?:decided|agreed|voted)(?:\s+today)?\s+to\s+{VERB}\s+{FFR}"
+    rf"(?:\s+unchanged)?(?:,?\s+by\s+{SIZE})?(?:,?\s+from\s+{RANGE.format('frm')})?"
+    rf",?\s+(?:to|at)\s+{RANGE.format('to')}",
+    re.IGNORECASE,
+)
+DIRECTIVE_RE = re.compile(
+    rf"\bto\s+(?P<verb>maintain)\s+the\s+federal\s+funds\s+rate\s+in\s+a\s+target\s+range\s+of\s+{RANGE.format('to')}",
+    re.IGNORECASE,
+)
+
+
+def parse_number(text: str) -> float:
+    """"1-3/4" → 1.75, "1/4" → 0.25, "0.5" → 0.5, "5" → 5.0."""
+    text = re.sub(_DASH, "-", text.strip())
+    if "/" in text:
+        whole, _, frac = text.rpartition("-") if "-" in text else ("0", "", text)
+        num, den = frac.split("/")
+        return float(whole) + int(num) / int(den)
+    return float(text)
+
+
+def size_bp(number: str, unit: str) -> int:
+    value = parse_number(number)
+    return round(value * 100) if unit.lower().startswith("percentage") else round(value)
+
+
+def bp(a: float, b: float) -> int:
+    return round((a - b) * 100)
+
+
+def _rate_range(m: re.Match, name: str, doc_id: str) -> RateRange:
+    lo, hi = m.group(f"{name}_lo"), m.group(f"{name}_hi")
+    return RateRange(parse_number(lo), parse_number(hi),
+                     Span(doc_id, m.start(name), m.end(name)))
+
+
+# -- sentences -------------------------------------------------------------------------------------
+
+# A sentence ends at . ! ? (and a closing quote) before whitespace and a capital or an opening
+# quote; never after a single capital initial ("Esther L. George", "U.S. Treasury").
+_SENT_END = re.compile(r"(?<=[.!?])[\"”]?(?<!\b[A-Z]\.)(?:\s+)(?=[\"“]?[A-Z(])|\n\s*\n")
+
+
+def sentences(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) of each sentence of ``text[start:end]`` (offsets into ``text``)."""
+    end = len(text) if end is None else end
+    out = []
+    pos = start
+    for m in _SENT_END.finditer(text, start, end):
+        s, e = _strip(text, pos, m.start())
+        if e > s:
+            out.append((s, e))
+        pos = m.end()
+    s, e = _strip(text, pos, end)
+    if e > s:
+        out.append((s, e))
+    return out
+
+
+def _strip(text: str, s: int, e: int) -> tuple[int, int]:
+    while s < e and text[s] in " \n\t\"“":
+        s += 1
+    while e > s and text[e - 1] in " \n\t\"”":
+        e -= 1
+    return s, e
+
+
+def _sentence_at(text: str, pos: int, region: tuple[int, int]) -> tuple[int, int]:
+    for s, e in sentences(text, *region):
+        if s <= pos < e:
+            return s, e
+    return pos, pos
+
+
+# -- one document's decision -----------------------------------------------------------------------
+
+
+@dataclass
+class _Found:
+    via: str
+    match: re.Match
+    region: tuple[int, int]
+
+
+def find_decision(text: str, region: tuple[int, int] | None = None) -> _Found | None:
+    """The policy decision in ``text[region]``: the decision sentence, else a directive."""
+    region = region or (0, len(text))
+    m = DECISION_RE.search(text, *region)
+    if m:
+        return _Found("decision_sentence", m, region)
+    m = DIRECTIVE_RE.search(text, *region)
+    if m:
+        return _Found("directive", m, region)
+    return None
+
+
+STATEMENT_IN_MINUTES_RE = re.compile(r"approval of the statement below[^\n]*?:\s*[\"“]", re.IGNORECASE)
+POLICY_SECTION_RE = re.compile(r"^Committee Policy Actions?$", re.IGNORECASE)
+
+
+def statement_region_in_minutes(doc: Document) -> tuple[int, int] | None:
+    """The statement the minutes reproduce ("The vote also encompassed approval of the statement
+    below …: "…""), else the minutes' policy-action section."""
+    m = STATEMENT_IN_MINUTES_RE.search(doc.text)
+    if m:
+        close = re.search(r"[\"”]\s*(?:\n|$)", doc.text[m.end():])
+        end = m.end() + close.start() if close else len(doc.text)
+        return m.end(), end
+    for sec in doc.sections:
+        if POLICY_SECTION_RE.match(sec.title.strip()):
+            return sec.start, sec.end
+    return None
+
+
+def policy_section(doc: Document) -> tuple[int, int] | None:
+    for sec in doc.sections:
+        if POLICY_SECTION_RE.match(sec.title.strip()):
+            return sec.start, sec.end
+    return None
+
+
+# -- dissents --------------------------------------------------------------------------------------
+
+NAME = r"[A-Z][a-z]+(?:\s+[A-Z]\.)*(?:\s+[A-Z][A-Za-z'’-]+)+"
+NAMES = rf"{NAME}(?:(?:,\s+and\s+|,\s+|\s+and\s+){NAME})*"
+AGAINST_RE = re.compile(r"Voting against (?:the|this) (?:monetary policy )?action(?:\s+(?:were|was))?\s*:?\s*")
+WHO_RE = re.compile(rf"(?P<names>{NAMES}),\s+who\s+")
+CLAUSE_END_RE = re.compile(r"\.(?=\s|$)")
+PREFER_VERB_RE = re.compile(
+    rf"\bprefer\w*\s+(?:at this meeting\s+)?to\s+{VERB}\s+(?:the\s+)?(?:federal\s+funds\s+)?target\s+range"
+    rf"|\bprefer\w*\s+(?P<nochange>no change)\s+(?:to|for|in)\s+the\s+(?:federal\s+funds\s+)?target\s+range",
+    re.IGNORECASE,
+)
+BY_RE = re.compile(rf"\bby\s+{SIZE}", re.IGNORECASE)
+TO_RANGE_RE = re.compile(rf"\b(?:to|at)\s+{RANGE.format('p')}", re.IGNORECASE)
+
+
+def _split_names(names: str) -> list[str]:
+    return [n.strip() for n in re.split(r",\s+and\s+|,\s+|\s+and\s+", names) if n.strip()]
+
+
+def _preferred(clause: str, before: RateRange | None) -> tuple[str, str, int | None]:
+    """(preferred text, direction, signed change in bp vs ``before``) of a dissent clause."""
+    at = re.search(r"\bprefer", clause, re.IGNORECASE)
+    preferred = clause[at.start():] if at else clause
+    m = PREFER_VERB_RE.search(clause)
+    if not m:
+        return preferred, "other", None
+    if m.group("nochange"):
+        return preferred, "hold", 0
+    direction = VERB_DIRECTION[m.group("verb").lower()]
+    if direction == "hold":
+        return preferred, "hold", 0
+    rest = clause[m.end():]
+    sign = 1 if direction == "raise" else -1
+    by = BY_RE.search(rest)
+    if by:
+        return preferred, direction, sign * size_bp(by.group("size"), by.group("unit"))
+    to = TO_RANGE_RE.search(rest)
+    if to and before is not None:
+        return preferred, direction, bp(parse_number(to.group("p_lo")), before.low)
+    return preferred, direction, None
+
+
+def find_dissents(doc: Document, region: tuple[int, int],
+                  before: RateRange | None) -> tuple[list[Dissent], Span | None]:
+    """Dissents from the "Voting against …" sentence in ``region``, and that sentence's span.
+    Minutes list names only ("Voting against this action: NAME."): their ``preferred`` is ""."""
+    text = doc.text
+    m = AGAINST_RE.search(text, *region)
+    if not m:
+        return [], None
+    para_end = text.find("\n\n", m.end())
+    para_end = region[1] if para_end < 0 or para_end > region[1] else para_end
+    groups = list(WHO_RE.finditer(text, m.end(), para_end))
+    dissents: list[Dissent] = []
+    last_end = m.end()
+    if not groups:  # minutes: "Voting against this action: Esther L. George." / ": None."
+        stop = CLAUSE_END_RE.search(text, m.end(), para_end)
+        end = stop.start() if stop else para_end
+        listed = text[m.end():end].strip()
+        if listed and listed.lower() != "none":
+            for name in _split_names(listed):
+                if re.fullmatch(NAME, name):
+                    at = text.find(name, m.end(), end)
+                    dissents.append(Dissent(name, "", "other", None, Span(doc.doc_id, at, at + len(name))))
+        last_end = end
+    for i, g in enumerate(groups):
+        limit = groups[i + 1].start() if i + 1 < len(groups) else para_end
+        stop = CLAUSE_END_RE.search(text, g.end(), limit)
+        end = stop.start() if stop else limit
+        clause = text[g.end():end].rstrip()
+        clause = re.sub(r"[;,]?\s*(?:and)?\s*$", "", clause)
+        end = g.end() + len(clause)
+        preferred, direction, change = _preferred(clause, before)
+        for name in _split_names(g.group("names")):
+            dissents.append(Dissent(name, preferred, direction, change, Span(doc.doc_id, g.start(), end)))
+        last_end = end
+    return dissents, Span(doc.doc_id, m.start(), last_end)
+
+
+# -- balance-sheet actions -------------------------------------------------------------------------
+
+FORWARD_RE = re.compile(
+    r"\b(?:expects?|anticipates?|judges?|may soon|will likely|would likely|indicated that it would)\b", re.I)
+CONTINUE_RE = re.compile(r"\bcontinu(?:e|es|ing)\b", re.IGNORECASE)
+_HOLDINGS = r"\s+(?:of|in)\s+its\s+[^.]*\bholdings\b"
+# (action, pattern), first match wins; "taper" is resolved against the earlier meetings' state
+BS_RULES: list[tuple[str, re.Pattern]] = [(action, re.compile(pattern, re.IGNORECASE)) for action, pattern in [
+    ("purchases_ended", r"\bpurchases\b[^.]*\bto an end\b"
+                        r"|\b(?:end|conclude|cease)\s+(?:its\s+|the\s+)?(?:net\s+)?asset\s+purchases\b"),
+    ("runoff_ended", r"\b(?:conclude|end|stop|cease)\s+the\s+(?:reduction|decline|runoff)" + _HOLDINGS),
+    ("runoff_slowed", r"\bslow\w*\s+the\s+pace\s+of\s+(?:decline|reduction)" + _HOLDINGS),
+    ("taper", r"\breduc\w*\s+the\s+(?:monthly\s+)?pace\s+of\s+(?:its\s+)?(?:net\s+)?asset\s+purchases\b"),
+    ("runoff_begun", r"\bbegin\s+(?:reducing|to\s+reduce)\s+its\s+holdings\s+of\b"),
+    ("purchases_increased", r"\binclude\s+purchases\s+of\b"),
+    ("reserve_purchases_begun", r"\bpurchase\s+Treasury\s+bills\b[^.]*\breserve"),
+    ("purchases_begun", r"\bincrease\s+(?:its|the\s+[^.]{0,60}?)\s+holdings\s+of\s+[^.]*?\bby\s+at\s+least\s+\$"),
+]]
+DOLLARS_RE = re.compile(r"\$(\d+(?:\.\d+)?)\s*billion")
+
+
+@dataclass
+class _BalanceSheetState:
+    purchasing: bool = False
+    tapering: bool = False
+    taper_step: float | None = None  # $ billion per month of the last pace reduction
+
+
+def find_balance_sheet(doc: Document, region: tuple[int, int], state: _BalanceSheetState) -> list[BalanceSheetAction]:
+    """The balance-sheet actions of one decision text. Sentences are read against the state the
+    earlier meetings left (``state``, updated in place once the whole text is read): a statement
+    that ends purchases and gives the last month's pace in the same breath begins nothing."""
+    text = doc.text
+    found: dict[str, BalanceSheetAction] = {}
+    was = _BalanceSheetState(state.purchasing, state.tapering, state.taper_step)
+    for s, e in sentences(text, *region):
+        sent = text[s:e]
+        if FORWARD_RE.search(sent):
+            continue
+        for action, pattern in BS_RULES:
+            if not pattern.search(sent):
+                continue
+            if action != "purchases_ended" and CONTINUE_RE.search(sent):
+                break
+            if action == "taper":
+                amounts = [float(x) for x in DOLLARS_RE.findall(sent)]
+                step = amounts[0] if amounts else None
+                if re.search(r"\bbegin\b", sent, re.I) or not was.tapering:
+                    action = "taper_begun"
+                elif step is not None and was.taper_step is not None and step != was.taper_step:
+                    action = "taper_accelerated" if step > was.taper_step else "taper_slowed"
+                else:
+                    break  # the same taper going on
+                state.tapering, state.taper_step = True, step
+            elif action == "purchases_begun":
+                if was.purchasing:
+                    break  # a pace detail of purchases already under way
+                state.purchasing = True
+            elif action == "purchases_ended":
+                state.purchasing, state.tapering, state.taper_step = False, False, None
+            found.setdefault(action, BalanceSheetAction(action, sent, Span(doc.doc_id, s, e)))
+            break
+    return list(found.values())
+
+
+# -- scheduled or not ------------------------------------------------------------------------------
+
+MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"
+NEXT_MEETING_RE = re.compile(
+    rf"next meeting of the Committee would be held on (?:[A-Z][a-z]+{_DASH}[A-Z][a-z]+,\s+)?"
+    rf"(?P<m1>{MONTHS})\s+(?P<d1>\d{{1,2}})(?:{_DASH}(?:(?P<m2>{MONTHS})\s+)?(?P<d2>\d{{1,2}}))?,\s+(?P<y>\d{{4}})"
+)
+CONTINUED_RE = re.compile(
+    rf"\band continued on (?:[A-Z][a-z]+,\s+)?(?P<m>{MONTHS})\s+(?P<d>\d{{1,2}}),\s+(?P<y>\d{{4}})"
+)
+UNSCHEDULED_RE = re.compile(r"\bunscheduled\b", re.IGNORECASE)
+NOTATION_RE = re.compile(r"\bnotation vote\b|\bVoting \(by notation\)", re.IGNORECASE)
+
+
+def _iso(month: str, day: str, year: str) -> str:
+    return datetime.strptime(f"{month} {day} {year}", "%B %d %Y").date().isoformat()
+
+
+def scheduled_evidence(minutes: list[Document]) -> dict[str, Span]:
+    """Decision date → the sentence that shows it was a scheduled meeting: an announcement in an
+    earlier set of minutes, or the opening of its own minutes when they span two days."""
+    found: dict[str, Span] = {}
+    for doc in minutes:
+        head = doc.text[:2000]
+        c = CONTINUED_RE.search(head)
+        if c:
+            found.setdefault(_iso(c["m"], c["d"], c["y"]), Span(doc.doc_id, c.start(), c.end()))
+        for m in NEXT_MEETING_RE.finditer(doc.text):
+            month = m["m2"] or m["m1"]
+            day = m["d2"] or m["d1"]
+            found[_iso(month, day, m["y"])] = Span(doc.doc_id, m.start(), m.end())
+    return found
+
+
+# -- the timeline ----------------------------------------------------------------------------------
+
+
+def _opening(doc: Document) -> tuple[int, int]:
+    """The minutes' opening paragraph (where an unscheduled meeting would say so)."""
+    at = doc.text.find("A joint meeting")
+    at = 0 if at < 0 else at
+    end = doc.text.find("\n", at)
+    return at, len(doc.text) if end < 0 else end
+
+
+def build_timeline(documents: Iterable[Document]) -> Timeline:
+    docs = sorted(documents, key=lambda d: (d.meeting_date, d.doc_type))
+    by_date: dict[str, list[Document]] = {}
+    for d in docs:
+        by_date.setdefault(d.meeting_date, []).append(d)
+    evidence = scheduled_evidence([d for d in docs if d.doc_type == "minutes"])
+    state = _BalanceSheetState()
+    previous: Decision | None = None
+    meetings: list[Meeting] = []
+    for date in sorted(by_date):
+        group = by_date[date]
+        statement = next((d for d in group if d.doc_type == "statement"), None)
+        minutes = next((d for d in group if d.doc_type == "minutes"), None)
+        label = next((d.meeting for d in group if d.meeting), None)
+        notes: list[str] = []
+
+        # scheduled?
+        unscheduled_span = None
+        for d in group:
+            region = _opening(d) if d.doc_type == "minutes" else (0, len(d.text))
+            u = UNSCHEDULED_RE.search(d.text, *region)
+            if u:
+                unscheduled_span = Span(d.doc_id, u.start(), u.end())
+                break
+        label_says = bool(label and re.search(r"unscheduled|notation vote", label, re.I))
+        notation_span = None
+        if statement is not None and (n := NOTATION_RE.search(statement.text)):
+            notation_span = Span(statement.doc_id, n.start(), n.end())
+        notation = notation_span is not None or bool(label and re.search(r"notation vote", label, re.I))
+        sched_span = evidence.get(date)
+        scheduled = sched_span is not None and unscheduled_span is None and not label_says and not notation
+        if not scheduled:
+            sched_span = None
+
+        # the decision
+        decision = None
+        if statement is not None:
+            found = find_decision(statement.text)
+            source_doc, source = statement, "statement"
+            if found is None:
+                notes.append(f"{statement.doc_id}: no policy decision sentence or directive — not a policy decision")
+        elif minutes is not None:
+            region = statement_region_in_minutes(minutes)
+            found = find_decision(minutes.text, region) if region else None
+            source_doc, source = minutes, "minutes"
+            if found is None:
+                notes.append(f"{minutes.doc_id}: no statement in the corpus and no decision in the minutes")
+        else:  # pragma: no cover — every date has a document
+            found = None
+        if found is not None:
+            decision = _decision(source_doc, source, found, previous, state, notes)
+            previous = decision
+        meetings.append(Meeting(
+            date=date, documents=[d.doc_id for d in group], label=label, scheduled=scheduled,
+            scheduled_span=sched_span, notation_vote=notation, notation_span=notation_span,
+            is_decision=decision is not None, decision=decision, notes=notes,
+        ))
+    return Timeline(meetings)
+
+
+def _decision(doc: Document, source: str, found: _Found, previous: Decision | None,
+              state: _BalanceSheetState, notes: list[str]) -> Decision:
+    m, text, did = found.match, doc.text, doc.doc_id
+    after = _rate_range(m, "to", did)
+    verb = m.group("verb")
+    stated = VERB_DIRECTION[verb.lower()]
+    s, e = _sentence_at(text, m.start(), found.region)
+    size_span = stated_bp = None
+    if found.via == "decision_sentence" and m.group("size"):
+        size_span = Span(did, m.start("size"), m.end("unit"))
+        stated_bp = size_bp(m.group("size"), m.group("unit"))
+    prev_after = previous.after if previous else None
+    if found.via == "decision_sentence" and m.group("frm_lo"):
+        before, before_source = _rate_range(m, "frm", did), "text"
+    elif stated == "hold":
+        before, before_source = RateRange(after.low, after.high, after.span), "text"
+    elif prev_after is not None:
+        before, before_source = RateRange(prev_after.low, prev_after.high, prev_after.span), "previous_meeting"
+    elif stated_bp is not None:
+        sign = 1 if stated == "raise" else -1
+        delta = sign * stated_bp / 100
+        before = RateRange(round(after.low - delta, 4), round(after.high - delta, 4), size_span)
+        before_source = "stated_change"
+    else:
+        before, before_source = None, None
+    if before is not None and prev_after is not None and before_source == "text" and not before.same(prev_after):
+        notes.append(f"range before ({before.label()}) differs from the previous decision's range after "
+                     f"({prev_after.label()})")
+    change = bp(after.low, before.low) if before is not None else None
+    direction = stated
+    if change is not None:
+        actual = "raise" if change > 0 else "cut" if change < 0 else "hold"
+        if actual != stated:
+            notes.append(f"the text says {verb!r} but the range went {before.label()} → {after.label()}")
+            direction = actual
+    if stated_bp is not None and change is not None and abs(change) != stated_bp:
+        notes.append(f"stated change {stated_bp} bp differs from the ranges' {change} bp")
+    # minutes list the votes after the statement they reproduce, in the policy-action section
+    vote_region = (policy_section(doc) if source == "minutes" else None) or found.region
+    dissents, dissent_span = find_dissents(doc, vote_region, before)
+    return Decision(
+        source=source, via=found.via, sentence=Span(did, s, e), direction=direction,
+        direction_span=Span(did, m.start("verb"), m.end("verb")), after=after, before=before,
+        before_source=before_source, change_bp=change, size_bp=abs(change) if change is not None else stated_bp,
+        size_span=size_span, dissents=dissents, dissent_span=dissent_span,
+        balance_sheet=find_balance_sheet(doc, found.region, state),
+    )
+
+
+# -- cached ----------------------------------------------------------------------------------------
+
+
+def timeline_key(corpus) -> str:
+    from fedlab.cache import content_key
+
+    return content_key("timeline", corpus.content_hash, TIMELINE_VERSION)
+
+
+def load_timeline(corpus, cache, info=None) -> Timeline:
+    """The corpus's timeline, from the cache (an artifact keyed by the corpus content hash and
+    :data:`TIMELINE_VERSION`) or built and stored there."""
+    import json
+
+    from fedlab import io
+    from fedlab.pipeline import BuildInfo, _timed
+
+    def build(tmp: Path) -> None:
+        io.write_json(tmp / "timeline.json", build_timeline(corpus.documents).to_json())
+
+    path = _timed(info or BuildInfo(), "timeline", cache, "timeline", timeline_key(corpus), build,
+                  f"meeting timeline of {len(corpus.documents):,} documents")
+    return Timeline.from_json(json.loads((path / "timeline.json").read_text(encoding="utf-8")))
+
+
+# -- display ---------------------------------------------------------------------------------------
+
+TABLE_COLUMNS = ("date", "scheduled", "range (before → after)", "change", "dissents", "balance sheet")
+
+
+def table_row(meeting: Meeting) -> tuple[str, ...]:
+    """One meeting as the CLI's table shows it (strings, in :data:`TABLE_COLUMNS` order)."""
+    kind = "yes" if meeting.scheduled else "notation vote" if meeting.notation_vote else "no"
+    d = meeting.decision
+    if d is None:
+        return meeting.date, kind, "—", "not a decision", "", ""
+    before = d.before.label() if d.before else "?"
+    change = "hold" if d.direction == "hold" else f"{d.direction} {abs(d.change_bp or 0)} bp"
+    def dissent(x: Dissent) -> str:
+        bps = x.preferred_change_bp
+        size = "" if bps is None or x.preferred_direction == "hold" else f" {abs(bps)} bp"
+        return f"{x.name.split()[-1]} ({x.preferred_direction}{size})"
+
+    dissents = "; ".join(dissent(x) for x in d.dissents)
+    return (meeting.date, kind, f"{before} → {d.after.label()}", change, dissents,
+            ", ".join(a.action for a in d.balance_sheet))

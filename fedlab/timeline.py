@@ -1,0 +1,81 @@
+"""`python -m fedlab.timeline [--json] [--corpus DIR] [--cache DIR]`: the FOMC meeting timeline.
+
+One row per meeting date in the corpus — scheduled or not, the target range before → after,
+the change, dissents and balance-sheet actions — read from the statements (and, where a meeting
+has no statement, the statement its minutes reproduce); see fedlab.corpus.timeline. ``--json``
+prints one JSON document with every field and the character span it was read from.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+from fedlab.cli import run_cli
+
+
+def default_data_dir() -> Path:
+    """$FEDLAB_DATA_DIR, else <root>/data (as conf/paths/default.yaml has it)."""
+    from fedlab.config import project_root
+
+    data_dir = os.environ.get("FEDLAB_DATA_DIR")
+    return Path(data_dir) if data_dir else Path(project_root()) / "data"
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m fedlab.timeline", description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true", help="print the timeline as one JSON document")
+    parser.add_argument("--corpus", default=None,
+                        help="corpus directory with docs.jsonl and manifest.json "
+                             "(default $FEDLAB_DATA_DIR/corpus/fomc, else data/corpus/fomc)")
+    parser.add_argument("--cache", default=None,
+                        help="artifact cache directory (default $FEDLAB_DATA_DIR/cache, else data/cache)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from fedlab.cache import ArtifactCache
+    from fedlab.corpus.timeline import TABLE_COLUMNS, load_timeline, table_row
+    from fedlab.pipeline import load_corpus
+
+    args = _parser().parse_args(argv)
+    data_dir = default_data_dir()
+    corpus = load_corpus(args.corpus if args.corpus is not None else data_dir / "corpus" / "fomc")
+    timeline = load_timeline(corpus, ArtifactCache(args.cache if args.cache is not None else data_dir / "cache"))
+    if args.json:
+        out = {"corpus": {"directory": str(corpus.directory), "content_hash": corpus.content_hash},
+               **timeline.to_json()}
+        sys.stdout.write(json.dumps(out, ensure_ascii=False, indent=2) + "\n")
+        return 0
+    # piped or in a log: wide enough for one line a meeting (a terminal keeps its own width)
+    wide = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 150
+    console = Console(highlight=False, width=wide)
+    first, last = timeline.coverage() or ("—", "—")
+    table = Table(title=f"FOMC meetings {first} – {last}")
+    for i, col in enumerate(TABLE_COLUMNS):
+        table.add_column(col, no_wrap=i < 4, overflow="fold")
+    for meeting in timeline:
+        table.add_row(*table_row(meeting))
+    console.print(table)
+    c = timeline.counts()
+    console.print(f"{c['meetings']} meetings ({c['scheduled']} scheduled), {c['decisions']} decisions "
+                  f"({c['raise']} raise, {c['cut']} cut, {c['hold']} hold), {c['dissents']} dissents, "
+                  f"{c['balance_sheet_actions']} balance-sheet actions; {c['not_decisions']} statements "
+                  "without a policy decision")
+    return 0
+
+
+if __name__ == "__main__":
+    code = 0
+
+    def _run() -> None:
+        global code
+        code = main()
+
+    run_cli(_run)
+    sys.exit(code)

@@ -1,0 +1,357 @@
+"""The meeting timeline, read from the real corpus (built once per session from the saved site).
+
+Every fact spot-checked here was read in the documents themselves first; the oracle for
+"which statements are decisions" and "which meetings are scheduled" is a plain reading of the
+text, independent of the extractor's patterns."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from fedlab.corpus.timeline import (
+    BALANCE_SHEET_ACTIONS,
+    TIMELINE_VERSION,
+    Decision,
+    Meeting,
+    Span,
+    Timeline,
+    build_timeline,
+    load_timeline,
+    parse_number,
+    table_row,
+    timeline_key,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def by_id(documents):
+    return {d.doc_id: d for d in documents}
+
+
+@pytest.fixture(scope="session")
+def timeline(documents) -> Timeline:
+    return build_timeline(documents)
+
+
+def decision(timeline: Timeline, date: str) -> Decision:
+    meeting = timeline.by_date(date)
+    assert meeting is not None, f"no meeting on {date}"
+    assert meeting.decision is not None, f"{date}: no decision ({meeting.notes})"
+    return meeting.decision
+
+
+def actions(timeline: Timeline, date: str) -> list[str]:
+    return [a.action for a in decision(timeline, date).balance_sheet]
+
+
+# -- the whole corpus --------------------------------------------------------------------------------
+
+
+def test_one_meeting_per_document_date_in_order(timeline, documents):
+    dates = sorted({d.meeting_date for d in documents})
+    assert [m.date for m in timeline] == dates
+    assert timeline.coverage() == (dates[0], dates[-1])
+    for m in timeline:
+        assert sorted(m.documents) == sorted(d.doc_id for d in documents if d.meeting_date == m.date)
+
+
+def test_every_statement_with_a_target_range_is_a_decision_and_no_other(timeline, documents):
+    """Oracle: a statement that speaks of the target range carries the decision; the others
+    (revised Statement on Longer-Run Goals, a facility announcement) are not decisions."""
+    statements = [d for d in documents if d.doc_type == "statement"]
+    assert len(statements) >= 50
+    for doc in statements:
+        meeting = timeline.by_date(doc.meeting_date)
+        if "target range" in doc.text:
+            assert meeting.decision is not None, doc.doc_id
+            assert meeting.decision.source == "statement"
+            after = meeting.decision.after
+            assert after.high - after.low == pytest.approx(0.25), doc.doc_id
+            assert 0 <= after.low < after.high <= 10
+        else:
+            assert meeting.decision is None and not meeting.is_decision, doc.doc_id
+            assert meeting.notes and "not a policy decision" in meeting.notes[0]
+
+
+def test_non_decision_statements(timeline, by_id):
+    for date in ("2020-08-27", "2025-08-22"):
+        assert "Statement on Longer-Run Goals" in by_id[f"statement-{date}"].text  # what they are
+        meeting = timeline.by_date(date)
+        assert meeting.decision is None and meeting.is_decision is False
+        assert not meeting.scheduled
+        assert table_row(meeting)[3] == "not a decision"
+    assert len(timeline.decisions()) == len(timeline) - sum(not m.is_decision for m in timeline)
+
+
+def test_ranges_chain_and_changes_add_up(timeline):
+    decisions = timeline.decisions()
+    assert len(decisions) >= 55
+    first = decisions[0].decision
+    assert first.before is not None
+    for prev, cur in zip(decisions, decisions[1:]):
+        d = cur.decision
+        assert (d.before.low, d.before.high) == (prev.decision.after.low, prev.decision.after.high), cur.date
+        assert d.change_bp == round((d.after.low - d.before.low) * 100), cur.date
+        assert d.size_bp == abs(d.change_bp)
+        expected = "raise" if d.change_bp > 0 else "cut" if d.change_bp < 0 else "hold"
+        assert d.direction == expected, cur.date
+        assert not cur.notes, (cur.date, cur.notes)  # no disagreement between the text and the ranges
+
+
+def test_decision_helpers(timeline):
+    cuts = timeline.decisions(direction="cut")
+    raises = timeline.decisions(direction="raise")
+    assert cuts and raises and all(m.decision.direction == "cut" for m in cuts)
+    assert all(m.decision.change_bp > 0 for m in raises)
+    assert {m.date for m in timeline.decisions(scheduled=False)} >= {"2020-03-03", "2020-03-15"}
+    assert all(m.scheduled for m in timeline.decisions(direction="raise", scheduled=True))
+    with pytest.raises(ValueError):
+        timeline.decisions(direction="hike")
+    counts = timeline.counts()
+    assert counts["decisions"] == counts["raise"] + counts["cut"] + counts["hold"]
+
+
+def test_scheduled_meetings_are_the_two_day_ones(timeline, by_id):
+    """Oracle: in 2019–2025 every scheduled meeting ran over two days and its minutes open
+    "... and continued on <day>"; the unscheduled ones have no such minutes."""
+    for m in timeline:
+        minutes = by_id.get(f"minutes-{m.date}")
+        two_day = minutes is not None and "and continued on" in minutes.text[:1500]
+        assert m.scheduled == two_day, m.date
+        if m.scheduled:
+            assert m.scheduled_span is not None
+    for date in ("2020-03-03", "2020-03-15", "2019-10-11", "2020-03-23"):
+        assert not timeline.by_date(date).scheduled, date
+    per_year: dict[str, int] = {}
+    for m in timeline:
+        per_year[m.date[:4]] = per_year.get(m.date[:4], 0) + m.scheduled
+    assert per_year["2019"] == per_year["2023"] == 8
+    assert timeline.by_date("2019-10-11").notation_vote and timeline.by_date("2020-03-23").notation_vote
+
+
+# -- meetings read from the documents ------------------------------------------------------------------
+
+
+def test_march_2020_unscheduled_cuts(timeline, by_id):
+    # statement-2020-03-03: "lower the target range ... by 1/2 percentage point, to 1 to 1-1/4 percent"
+    d = decision(timeline, "2020-03-03")
+    assert (d.direction, d.size_bp, d.after.low, d.after.high) == ("cut", 50, 1.0, 1.25)
+    assert d.size_span.text(by_id) == "1/2 percentage point"
+    # statement-2020-03-15: "lower the target range for the federal funds rate to 0 to 1/4 percent"
+    m = timeline.by_date("2020-03-15")
+    d = m.decision
+    assert not m.scheduled
+    assert (d.direction, d.size_bp, d.change_bp) == ("cut", 100, -100)
+    assert (d.before.low, d.before.high, d.after.low, d.after.high) == (1.0, 1.25, 0.0, 0.25)
+    assert d.after.span.text(by_id) == "0 to 1/4 percent"
+    assert d.before.span.doc_id == "statement-2020-03-03"  # the earlier decision it chains from
+    # "Voting against this action was Loretta J. Mester, who ... preferred to reduce the target
+    # range for the federal funds rate to 1/2 to 3/4 percent"
+    assert [(x.name, x.preferred_direction, x.preferred_change_bp) for x in d.dissents] == [
+        ("Loretta J. Mester", "cut", -50)]
+    assert actions(timeline, "2020-03-15") == ["purchases_begun"]  # "increase its holdings ... by at least $500 billion"
+
+
+def test_june_2022_75_bp_with_a_dissent_for_50(timeline):
+    d = decision(timeline, "2022-06-15")
+    assert (d.direction, d.size_bp, d.after.low, d.after.high) == ("raise", 75, 1.5, 1.75)
+    assert [(x.name, x.preferred_direction, x.preferred_change_bp) for x in d.dissents] == [
+        ("Esther L. George", "raise", 50)]
+    assert "0.5 percentage point" in d.dissents[0].preferred
+
+
+def test_july_2019_cut_with_two_dissents(timeline):
+    d = decision(timeline, "2019-07-31")
+    assert (d.direction, d.size_bp, d.after.low, d.after.high) == ("cut", 25, 2.0, 2.25)
+    assert [(x.name, x.preferred_direction, x.preferred_change_bp) for x in d.dissents] == [
+        ("Esther L. George", "hold", 0), ("Eric S. Rosengren", "hold", 0)]
+    # "The Committee will conclude the reduction of its aggregate securities holdings ... in August"
+    assert actions(timeline, "2019-07-31") == ["runoff_ended"]
+
+
+def test_september_2019_three_dissents_in_two_groups(timeline):
+    d = decision(timeline, "2019-09-18")
+    assert [(x.name, x.preferred_direction, x.preferred_change_bp) for x in d.dissents] == [
+        ("James Bullard", "cut", -50), ("Esther L. George", "hold", 0), ("Eric S. Rosengren", "hold", 0)]
+
+
+def test_september_2024_50_bp_cut_with_a_dissent_for_25(timeline, by_id):
+    d = decision(timeline, "2024-09-18")
+    assert (d.direction, d.size_bp, d.after.low, d.after.high) == ("cut", 50, 4.75, 5.0)
+    assert (d.before.low, d.before.high) == (5.25, 5.5)
+    assert d.size_span.text(by_id) == "1/2 percentage point"
+    assert [(x.name, x.preferred_direction, x.preferred_change_bp) for x in d.dissents] == [
+        ("Michelle W. Bowman", "cut", -25)]
+
+
+def test_dissents_over_something_else_than_the_rate(timeline):
+    # 2025-03-19: Waller "supported no change for the federal funds target range but preferred to
+    # continue the current pace of decline in securities holdings"
+    (waller,) = decision(timeline, "2025-03-19").dissents
+    assert waller.name == "Christopher J. Waller" and waller.preferred_direction == "other"
+    assert waller.preferred.startswith("preferred to continue the current pace of decline")
+    # 2025-10-29: one for a bigger cut, one for no change
+    october = decision(timeline, "2025-10-29").dissents
+    assert [(x.name, x.preferred_direction, x.preferred_change_bp) for x in october] == [
+        ("Stephen I. Miran", "cut", -50), ("Jeffrey R. Schmid", "hold", 0)]
+
+
+def test_balance_sheet_path(timeline):
+    # "decided to begin reducing the monthly pace of its net asset purchases by $10 billion ..."
+    assert actions(timeline, "2021-11-03") == ["taper_begun"]
+    assert actions(timeline, "2021-12-15") == ["taper_accelerated"]  # "... by $20 billion ..."
+    # "continue to reduce the monthly pace ..., bringing them to an end in early March" (and the
+    # last month's pace, "will increase its holdings ... by at least $20 billion", begins nothing)
+    assert actions(timeline, "2022-01-26") == ["purchases_ended"]
+    assert actions(timeline, "2022-03-16") == []  # "expects to begin reducing its holdings ... at a coming meeting"
+    assert actions(timeline, "2022-05-04") == ["runoff_begun"]  # "decided to begin reducing its holdings ... on June 1"
+    assert actions(timeline, "2022-06-15") == []  # "will continue reducing its holdings"
+    # "slow the pace of decline of its securities holdings ... from $60 billion to $25 billion"
+    assert actions(timeline, "2024-05-01") == ["runoff_slowed"]
+    assert actions(timeline, "2025-03-19") == ["runoff_slowed"]  # "... from $25 billion to $5 billion"
+    # "decided to conclude the reduction of its aggregate securities holdings on December 1"
+    assert actions(timeline, "2025-10-29") == ["runoff_ended"]
+    for m in timeline.decisions():
+        assert all(a.action in BALANCE_SHEET_ACTIONS for a in m.decision.balance_sheet)
+
+
+def test_meeting_without_a_statement_is_read_from_its_minutes(timeline, by_id):
+    assert "statement-2025-01-29" not in by_id
+    m = timeline.by_date("2025-01-29")
+    d = m.decision
+    assert m.documents == ["minutes-2025-01-29"] and m.scheduled
+    assert d.source == "minutes" and d.sentence.doc_id == "minutes-2025-01-29"
+    assert "decided to maintain the target range" in d.sentence.text(by_id)  # the reproduced statement
+    assert (d.direction, d.after.low, d.after.high) == ("hold", 4.25, 4.5)
+    assert d.dissents == [] and d.dissent_span.text(by_id) == "Voting against this action: None"
+
+
+# -- spans cite what was extracted ---------------------------------------------------------------------
+
+
+def _spans(decision: Decision):
+    yield "sentence", decision.sentence
+    yield "direction", decision.direction_span
+    yield "after", decision.after.span
+    if decision.before is not None:
+        yield "before", decision.before.span
+    if decision.size_span is not None:
+        yield "size", decision.size_span
+    for x in decision.dissents:
+        yield "dissent", x.span
+    for a in decision.balance_sheet:
+        yield "balance_sheet", a.span
+
+
+def test_every_span_contains_what_was_extracted(timeline, by_id):
+    checked = 0
+    for m in timeline:
+        for _, span in [("scheduled", m.scheduled_span), ("notation", m.notation_span)]:
+            if span is not None:
+                assert span.text(by_id)
+        if m.scheduled_span is not None:
+            text = m.scheduled_span.text(by_id)
+            assert "continued on" in text or "next meeting" in text
+        if m.decision is None:
+            continue
+        d = m.decision
+        for kind, span in _spans(d):
+            assert span.doc_id in m.documents or kind == "before", (m.date, kind)
+            assert 0 <= span.start < span.end <= len(by_id[span.doc_id].text), (m.date, kind)
+            checked += 1
+        sentence = d.sentence.text(by_id)
+        assert d.sentence.start <= d.after.span.start and d.after.span.end <= d.sentence.end
+        assert d.direction_span.text(by_id).lower() in sentence.lower()
+        lo, _, hi = d.after.span.text(by_id).partition(" to ")
+        assert parse_number(lo.replace("percent", "")) == d.after.low
+        assert parse_number(hi.replace("percent", "")) == d.after.high
+        for x in d.dissents:
+            text = x.span.text(by_id)
+            assert x.name in text and x.preferred in text, (m.date, x.name)
+        for a in d.balance_sheet:
+            assert a.span.text(by_id) == a.text
+    assert checked > 150
+
+
+def test_range_notation(by_id):
+    """The notations the statements use, read from them."""
+    assert "1-1/2 to 1-3/4 percent" in by_id["statement-2019-10-30"].text
+    assert (parse_number("1-1/2"), parse_number("1-3/4")) == (1.5, 1.75)
+    assert "5-1/4 to 5-1/2 percent" in by_id["statement-2023-07-26"].text
+    assert (parse_number("5-1/4"), parse_number("5-1/2")) == (5.25, 5.5)
+    assert (parse_number("0"), parse_number("1/4"), parse_number("0.5")) == (0.0, 0.25, 0.5)
+
+
+# -- JSON and the cache -------------------------------------------------------------------------------
+
+
+def test_json_round_trip(timeline):
+    data = json.loads(json.dumps(timeline.to_json()))
+    assert data["version"] == TIMELINE_VERSION and data["counts"] == timeline.counts()
+    again = Timeline.from_json(data)
+    assert again == timeline
+    assert isinstance(again.by_date("2020-03-15").decision.after.span, Span)
+    assert {f.name for f in fields(Meeting)} <= set(data["meetings"][0])
+
+
+def test_load_timeline_caches_by_corpus_hash(corpus_dir, tmp_path, timeline):
+    from fedlab.cache import ArtifactCache, content_key
+    from fedlab.pipeline import load_corpus
+
+    corpus = load_corpus(corpus_dir)
+    cache = ArtifactCache(tmp_path / "cache")
+    first = load_timeline(corpus, cache)
+    assert cache.stats["timeline.miss"] == 1 and cache.stats["timeline.hit"] == 0
+    second = load_timeline(corpus, cache)
+    assert cache.stats["timeline.hit"] == 1
+    assert first == second == timeline
+    key = content_key("timeline", corpus.content_hash, TIMELINE_VERSION)
+    assert timeline_key(corpus) == key
+    assert (tmp_path / "cache" / "timeline" / key / "timeline.json").is_file()
+
+
+# -- the command ----------------------------------------------------------------------------------------
+
+
+def _run(args: list[str], data_dir: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "FEDLAB_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "fedlab.timeline", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_cli_json(corpus_dir, tmp_path, timeline):
+    proc = _run(["--json", "--corpus", str(corpus_dir)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert data["counts"] == timeline.counts()
+    assert len(data["meetings"]) == len(timeline)
+    assert (tmp_path / "cache" / "timeline").is_dir()  # the default cache is under $FEDLAB_DATA_DIR
+    march = next(m for m in data["meetings"] if m["date"] == "2020-03-15")
+    assert march["decision"]["after"]["low"] == 0.0 and march["scheduled"] is False
+
+
+def test_cli_table(corpus_dir, tmp_path):
+    proc = _run(["--corpus", str(corpus_dir)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    row = next(line for line in proc.stdout.splitlines() if "2022-06-15" in line)
+    assert "0.75–1.00 → 1.50–1.75" in row and "raise 75 bp" in row and "George (raise 50 bp)" in row
+    assert "2025-08-22" in proc.stdout and "not a decision" in proc.stdout
+
+
+def test_cli_missing_corpus_is_one_error_line(tmp_path):
+    proc = _run(["--json"], tmp_path)  # default corpus: $FEDLAB_DATA_DIR/corpus/fomc, absent
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: no corpus at ")
+    assert str(tmp_path / "corpus" / "fomc") in lines[0]
+    assert proc.stdout == ""
+    proc = _run(["--corpus", str(tmp_path / "nowhere")], tmp_path)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
