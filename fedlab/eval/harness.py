@@ -81,4 +81,19 @@ def evaluate_pipeline(pipeline, questions: list[Question], progress: bool = True
             row["first_relevant_rank"] = scored[q.id].first_relevant_rank
             row.update(scored[q.id].metrics)
         rows.append(row)
+    metrics.update(by_category(rows))
     return EvalOutcome(metrics, rows, evaluation.qrels, evaluation.run, list(evaluation.unreachable), relevance)
+
+
+CATEGORY_METRICS = ("recall@5", "recall@10", "mrr@10", "meeting_recall@5", "doc_recall@5")
+
+
+def by_category(rows: list[dict]) -> dict[str, float]:
+    """``<metric>.<category>`` (e.g. ``recall@10.temporal``): the headline metrics averaged over
+    each category's answerable questions, so a sweep shows where a change helps or hurts."""
+    groups: dict[str, list[dict]] = {}
+    for row in rows:
+        if "recall@5" in row:  # answerable, scored
+            groups.setdefault(row["category"], []).append(row)
+    return {f"{m}.{cat}": sum(float(r[m]) for r in members) / len(members)
+            for cat, members in sorted(groups.items()) for m in CATEGORY_METRICS if m in members[0]}
