@@ -211,6 +211,11 @@ def test_meeting_after_and_before_an_event(timeline):
     first_hike = moves(timeline, "raise")[0]
     prev = meetings[meetings.index(first_hike) - 1]
     assert_one(resolve("the last meeting before the first hike", timeline), prev.date)
+    # no ordinal: "after" is the nearest one after, "before" the nearest one before
+    assert_one(resolve("What did the statement preceding the first hike say?", timeline), prev.date)
+    start = pandemic(timeline)
+    assert_one(resolve("the meeting before the first emergency cut", timeline),
+               meetings[meetings.index(start) - 1].date)
     last_hike = moves(timeline, "raise")[-1]
     hold_after = next(m for m in timeline.decisions("hold") if m.date > last_hike.date)
     assert_one(resolve("the first pause after the last hike", timeline), hold_after.date)

@@ -1045,7 +1045,7 @@ def _groups(text: str, ms: list[_Mention], tl: Timeline) -> list[_Group]:
             i, prev_end = j + 1, ms[j].end
             continue  # a generic mention on its own ("the statement", "the pandemic") is no event reference
         try:
-            if False and any(
+            if _UNKNOWN_QUAL_RE.match(text[ms[j].end:]) or any(
                     _UNKNOWN_QUAL_RE.match(text[x.end:]) for x in chain[:-1]):
                 raise _Unresolved("a qualifier that is not understood")
             if _TRAIL_RE.match(text[ms[j].end:]):
