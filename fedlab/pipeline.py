@@ -247,8 +247,14 @@ def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress
     if hasattr(reranker, "encode_store"):
         attach_token_store(reranker, chunks, cache, info, progress)
     make_retriever = instantiate(cfg.retriever)
+    timeline = None
+    if cfg.retriever.get("events"):
+        from fedlab.corpus.timeline import load_timeline
+
+        timeline = load_timeline(corpus, cache, info)
     dense_embedder = QueryCachingEmbedder(embedder, cache) if kind in DENSE_KINDS else None
-    retriever = make_retriever(chunks=chunks, embedder=dense_embedder, index=index, bm25=bm25, reranker=reranker)
+    retriever = make_retriever(chunks=chunks, embedder=dense_embedder, index=index, bm25=bm25, reranker=reranker,
+                               timeline=timeline)
     return Pipeline(corpus, chunks, retriever, dense_embedder, info)
 
 

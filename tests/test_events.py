@@ -349,3 +349,24 @@ def test_hint_shape(timeline):
     assert ev.hint.text.startswith("the first cut")
     assert ev.meetings == tuple(sorted(ev.meetings))
     assert all(timeline.by_date(d) is not None for d in ev.meetings)
+
+
+def test_the_pipeline_narrows_an_event_question_to_its_meeting(corpus_dir, tmp_path):
+    """retriever.events=true: the date-aware search resolves the meeting over the cached
+    timeline and searches it first; off (the default), the same question has no hint."""
+    from fedlab.config import compose
+    from fedlab.corpus.timeline import build_timeline
+    from fedlab.pipeline import build_pipeline
+
+    data = corpus_dir.parent.parent
+    common = ["retriever=bm25", f"paths.data_dir={data}", f"paths.cache_dir={tmp_path}"]
+    question = "What did the Committee say when runoff was first slowed?"
+    on = build_pipeline(compose("evaluate", [*common, "retriever.events=true"]), progress=False)
+    assert on.info.cache["timeline"] == "miss"
+    (slowed,) = [m for m in build_timeline(on.corpus.documents).meetings
+                 if m.decision and any(a.action == "runoff_slowed" for a in m.decision.balance_sheet)][:1]
+    result = on.search(question)
+    assert result.hint is not None and result.hint.date_from == slowed.date
+    assert result.hits[0].chunk.meeting_date == slowed.date
+    off = build_pipeline(compose("evaluate", common), progress=False)
+    assert off.search(question).hint is None

@@ -53,8 +53,10 @@ def build_retriever(kind: str, *, chunks: Sequence[Chunk], embedder=None, index=
                     corpus_end: str | None = None, end_grace_days: int = 1, fusion: str = "rrf",
                     alpha: float = 0.5, per_meeting: int | None = None, statement_quota: int | None = None,
                     length_norm: str | None = None, doc_first: bool = False, doc_first_docs: int = 3,
-                    diversity_candidates: int = 3) -> DateAwareRetriever:
-    """adaptive_top_k: {enabled: bool, span: int, year: int, multi_year: int} (missing keys: defaults)."""
+                    diversity_candidates: int = 3, events: bool = False, timeline=None) -> DateAwareRetriever:
+    """adaptive_top_k: {enabled: bool, span: int, year: int, multi_year: int} (missing keys: defaults).
+    events: resolve meetings named by what happened ("the first cut after the 2022-23 tightening")
+    over ``timeline`` (fedlab.corpus.timeline) when a question carries no date of its own."""
     if kind not in KINDS:
         raise FedlabError(f"unknown retriever kind {kind!r}: choose one of {', '.join(KINDS)}")
     top_k = check_top_k(top_k)
@@ -84,4 +86,5 @@ def build_retriever(kind: str, *, chunks: Sequence[Chunk], embedder=None, index=
                           f"use enabled, {', '.join(DEFAULT_SCOPE_K)}")
     return DateAwareRetriever(base, enabled=date_aware, reranker=reranker, top_k=top_k, adaptive=enabled,
                               scope_k={k: int(v) for k, v in adaptive.items()}, corpus_end=corpus_end,
-                              end_grace_days=end_grace_days, ranking=ranking)
+                              end_grace_days=end_grace_days, ranking=ranking,
+                              timeline=timeline if events else None)

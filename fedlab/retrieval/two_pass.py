@@ -51,8 +51,9 @@ class DateAwareRetriever:
 
     def __init__(self, base, enabled: bool = True, reranker=None, top_k: int = 10, adaptive: bool = True,
                  scope_k: dict[str, int] | None = None, corpus_end: str | None = None, end_grace_days: int = 1,
-                 ranking: RankingOptions | None = None):
+                 ranking: RankingOptions | None = None, timeline=None):
         self.base = base
+        self.timeline = timeline  # a fedlab.corpus.timeline.Timeline: event questions resolve over it
         self.enabled = bool(enabled)
         self.reranker = reranker
         self.top_k = int(top_k)
@@ -63,7 +64,18 @@ class DateAwareRetriever:
         self.ranking = ranking or RankingOptions()
 
     def hint_for(self, query: str) -> DateHint | None:
-        return parse_date_hint(query, today=self.corpus_end) if self.enabled else None
+        """The question's date range: its own dates, or (with a timeline) the meeting(s) it names
+        by an event ("when runoff was first slowed")."""
+        if not self.enabled:
+            return None
+        parsed = parse_date_hint(query, today=self.corpus_end)
+        if self.timeline is not None:
+            from fedlab.retrieval.events import resolve_event
+
+            event = resolve_event(query, self.timeline, parsed)
+            if event is not None:
+                return event.hint
+        return parsed
 
     def search(self, query: str, k: int | None = None, flt: MetadataFilter | None = None,
                hint: DateHint | None = None) -> RetrievalResult:
