@@ -36,3 +36,15 @@ def run_cli(main: Callable[[], object]) -> None:
         INTERRUPTED = True
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+
+
+def run_exit(main: Callable[[], int]) -> None:
+    """``sys.exit(main())`` for an argparse command, with run_cli's one-line errors."""
+    code = 0
+
+    def _run() -> None:
+        nonlocal code
+        code = main()
+
+    run_cli(_run)
+    sys.exit(code)

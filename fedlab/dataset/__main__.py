@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from fedlab.cli import run_cli
+from fedlab.cli import run_exit
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DATASET = ROOT / "datasets" / "fomc_qa" / "fomc_qa.jsonl"
@@ -83,11 +83,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    code = 0
-
-    def _run() -> None:
-        global code
-        code = main()
-
-    run_cli(_run)
-    sys.exit(code)
+    run_exit(main)
