@@ -18,25 +18,12 @@ import sys
 import time
 import unicodedata
 
-from fedlab.errors import FedlabError
+from fedlab.errors import FedlabError, utf8_problem
 
 DEFAULT_CONFIG = "production"
 MAX_QUESTION_CHARS = 1000
 EXIT_USER = 2
 EXIT_BACKEND = 3
-
-
-def utf8_problem(text: str) -> str | None:
-    """Why ``text`` cannot be encoded as UTF-8, or None. Command-line bytes that are not UTF-8
-    reach Python as lone surrogates (surrogateescape); JSON can carry lone surrogates too."""
-    try:
-        text.encode("utf-8")
-        return None
-    except UnicodeEncodeError as exc:
-        code = ord(text[exc.start])
-        if 0xDC80 <= code <= 0xDCFF:  # an undecodable byte kept by surrogateescape
-            return f"byte 0x{code - 0xDC00:02x} at character {exc.start + 1} is not UTF-8"
-        return f"a lone surrogate U+{code:04X} at character {exc.start + 1}"
 
 
 def check_question(text: str, max_chars: int = MAX_QUESTION_CHARS) -> str:

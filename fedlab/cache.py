@@ -104,7 +104,7 @@ class ArtifactCache:
         self.stats[f"{kind}.miss"] += 1
         return final
 
-    # -- query vectors: many tiny artifacts, one .npy each ----------------------------------
+    # -- query vectors: many tiny artifacts, one .npz each ----------------------------------
     def query_vector(self, embedder_fp: str, text: str, embed: Callable[[str], np.ndarray]) -> tuple[np.ndarray, bool]:
         """The query's vector and whether it came from the cache. Any file that cannot be read
         back as a vector (truncated, empty, not numpy) is damaged: it is recomputed and replaced.

@@ -207,13 +207,12 @@ def _write_agent(out_dir: Path, agent, cfg: DictConfig) -> None:
     from fedlab.io import write_jsonl
 
     write_jsonl(out_dir / "agent_answers.jsonl", agent.rows)
+    (out_dir / "agent").mkdir(exist_ok=True)
     curves = {"raw score": agent.curves["raw"]}
     if cfg.agent.get("calibration"):
         curves["calibrated"] = agent.curves["reported"]
-        (out_dir / "agent").mkdir(exist_ok=True)
         shutil.copyfile(cfg.agent.calibration, out_dir / "agent" / "calibration.json")
     fig = reliability_figure(curves, title=f"reliability ({cfg.dataset.split} split)")
-    (out_dir / "agent").mkdir(exist_ok=True)
     fig.savefig(out_dir / "agent" / "reliability.png")
     plt.close(fig)
 

@@ -63,9 +63,9 @@ class Selection:
 
 def select(candidates: list[Candidate], metric: str, tie_breakers: list[str], constraints: dict) -> Selection:
     """The best eligible run, and every run the constraints excluded (with why), in rank order."""
-    order = sorted(candidates, key=lambda c: sort_key(c, metric, tie_breakers))
-    excluded = [(c, breaches(c, constraints)) for c in order if breaches(c, constraints)]
-    pool = [c for c in order if eligible(c, constraints)]
+    judged = [(c, breaches(c, constraints)) for c in sorted(candidates, key=lambda c: sort_key(c, metric, tie_breakers))]
+    excluded = [(c, why) for c, why in judged if why]
+    pool = [c for c, why in judged if not why]
     if not pool:
         top = excluded[0]
         raise FedlabError(

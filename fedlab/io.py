@@ -45,10 +45,13 @@ def write_json(path: str | os.PathLike, obj: Any) -> None:
     write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
 
 
+def jsonl_bytes(rows: Iterable[dict], sort_keys: bool = True) -> bytes:
+    """One JSON object a line, UTF-8; ``sort_keys=False`` keeps each row's own key order (id first)."""
+    return "".join(json.dumps(row, ensure_ascii=False, sort_keys=sort_keys) + "\n" for row in rows).encode("utf-8")
+
+
 def write_jsonl(path: str | os.PathLike, rows: Iterable[dict], sort_keys: bool = True) -> None:
-    """One JSON object a line; ``sort_keys=False`` keeps each row's own key order (id first)."""
-    lines = (json.dumps(row, ensure_ascii=False, sort_keys=sort_keys) for row in rows)
-    write_text(path, "".join(line + "\n" for line in lines))
+    write_bytes(path, jsonl_bytes(rows, sort_keys))
 
 
 def read_jsonl(path: str | os.PathLike) -> list[dict]:

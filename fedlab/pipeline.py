@@ -188,6 +188,19 @@ def build_bm25(bm25, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo)
     return type(bm25).load(path / "bm25")
 
 
+def load_timeline(corpus: Corpus, cache: ArtifactCache, info: BuildInfo | None = None):
+    """The corpus's meeting timeline (fedlab.corpus.timeline), from the cache (an artifact keyed
+    by the corpus content hash and the timeline's version) or built and stored there."""
+    from fedlab.corpus.timeline import Timeline, build_timeline, timeline_key
+
+    def build(tmp: Path) -> None:
+        io.write_json(tmp / "timeline.json", build_timeline(corpus.documents).to_json())
+
+    path = _timed(info or BuildInfo(), "timeline", cache, "timeline", timeline_key(corpus), build,
+                  f"meeting timeline of {len(corpus.documents):,} documents")
+    return Timeline.from_json(json.loads((path / "timeline.json").read_text(encoding="utf-8")))
+
+
 class QueryCachingEmbedder:
     """The embedder, with query vectors read from / written to the cache by (text, embedder).
 
@@ -249,8 +262,6 @@ def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress
     make_retriever = instantiate(cfg.retriever)
     timeline = None
     if cfg.retriever.get("events"):
-        from fedlab.corpus.timeline import load_timeline
-
         timeline = load_timeline(corpus, cache, info)
     dense_embedder = QueryCachingEmbedder(embedder, cache) if kind in DENSE_KINDS else None
     retriever = make_retriever(chunks=chunks, embedder=dense_embedder, index=index, bm25=bm25, reranker=reranker,

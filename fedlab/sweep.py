@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -59,11 +60,16 @@ def sweep_grid(config: DictConfig) -> dict[str, str]:
     return grid
 
 
-def _values(key: str, value: str) -> list[str]:
+def expand(grid: dict[str, str]) -> dict[str, list[str]]:
+    """Each grid key's values (``a,b`` → [a, b]; a plain value → [value])."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    override = OverridesParser.create().parse_overrides([f"{key}={value}"])[0]
-    return list(override.sweep_string_iterator()) if override.is_sweep_override() else [value]
+    parser = OverridesParser.create()
+    out = {}
+    for key, value in grid.items():
+        override = parser.parse_overrides([f"{key}={value}"])[0]
+        out[key] = list(override.sweep_string_iterator()) if override.is_sweep_override() else [value]
+    return out
 
 
 def pareto_front(points: list[tuple[float, float]]) -> list[int]:
@@ -78,16 +84,13 @@ def pareto_front(points: list[tuple[float, float]]) -> list[int]:
     return front
 
 
-def grid_size(grid: dict[str, str]) -> int:
-    """How many configs a basic-sweeper grid expands to (``a,b`` × ``range(1,4)`` …)."""
-    n = 1
-    for key, value in grid.items():
-        n *= len(_values(key, value))
-    return n
+def grid_size(values: dict[str, list[str]]) -> int:
+    """How many configs an expanded basic-sweeper grid runs (``a,b`` × ``range(1,4)`` …)."""
+    return math.prod(len(v) for v in values.values())
 
 
-def varying(grid: dict[str, str]) -> list[str]:
-    return [k for k, v in grid.items() if len(_values(k, v)) > 1]
+def varying(values: dict[str, list[str]]) -> list[str]:
+    return [k for k, v in values.items() if len(v) > 1]
 
 
 def unfinished_sweeps(client, experiment_id: str, study: str, exclude: str) -> list:
@@ -98,11 +101,15 @@ def unfinished_sweeps(client, experiment_id: str, study: str, exclude: str) -> l
             and r.info.status != "FINISHED"]
 
 
+def children_of(client, experiment_id: str, parent_id: str) -> list:
+    return client.search_runs([experiment_id], filter_string=f"tags.mlflow.parentRunId = '{parent_id}'",
+                              max_results=5000)
+
+
 def close_parent(client, experiment_id: str, parent_id: str, status: str) -> int:
     """Mark an unfinished sweep and its still-running children ``status``; the finished children
     keep their results. Returns how many children had finished."""
-    children = client.search_runs([experiment_id], filter_string=f"tags.mlflow.parentRunId = '{parent_id}'",
-                                  max_results=5000)
+    children = children_of(client, experiment_id, parent_id)
     for child in children:
         if child.info.status == "RUNNING":
             client.set_terminated(child.info.run_id, status)
@@ -130,7 +137,8 @@ class SweepCallback(Callback):
         name = str(study.get("name", "adhoc"))
         purpose = str(study.get("purpose", "")).strip()
         grid = sweep_grid(config)
-        n_configs = grid_size(grid)
+        values = expand(grid)
+        n_configs = grid_size(values)
         tracker = Tracker(config.mlflow.tracking_uri, config.mlflow.experiment)
         client = tracker.mlflow.MlflowClient()
         run = client.create_run(
@@ -141,7 +149,7 @@ class SweepCallback(Callback):
         )
         sweep_dir = Path(config.hydra.sweep.dir)
         sweep_dir.mkdir(parents=True, exist_ok=True)
-        (sweep_dir / PARENT_FILE).write_text(json.dumps({"run_id": run.info.run_id, "varying": varying(grid)}))
+        (sweep_dir / PARENT_FILE).write_text(json.dumps({"run_id": run.info.run_id, "varying": varying(values)}))
         for key, value in grid.items():
             client.log_param(run.info.run_id, f"grid.{key}", str(value)[:6000])
         self._open = (tracker.tracking_uri, tracker.experiment_id, run.info.run_id)
@@ -157,9 +165,7 @@ class SweepCallback(Callback):
                 finished = close_parent(client, experiment_id, old.info.run_id, "KILLED")
                 old = client.get_run(old.info.run_id)
             else:
-                finished = sum(1 for c in client.search_runs(
-                    [experiment_id], filter_string=f"tags.mlflow.parentRunId = '{old.info.run_id}'",
-                    max_results=5000) if c.info.status == "FINISHED")
+                finished = sum(c.info.status == "FINISHED" for c in children_of(client, experiment_id, old.info.run_id))
             total = old.data.tags.get("sweep.n_configs", "?")
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(old.info.start_time / 1000))
             log.warning("the previous sweep:%s (run %s, started %s) ended %s after %d of %s configs; their "

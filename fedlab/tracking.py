@@ -96,7 +96,7 @@ def run_params(cfg: dict, choices: dict[str, str] | None = None) -> dict[str, st
     used = [g for g in RESULT_GROUPS if isinstance(cfg.get(g), dict)]
     if kind == "bm25":
         used = [g for g in used if g not in ("embedder", "index")]
-    elif kind in ("dense",):
+    elif kind == "dense":
         used = [g for g in used if g != "bm25"]
     root = Path(project_root()).resolve()
     params: dict[str, Any] = {}
@@ -191,13 +191,14 @@ class Tracker:
 
         self.mlflow = mlflow
         mlflow.set_tracking_uri(self.tracking_uri)
-        if mlflow.get_experiment_by_name(experiment) is None:
+        existing = mlflow.get_experiment_by_name(experiment)
+        if existing is None:
             exp_id = mlflow.create_experiment(
                 experiment, artifact_location=_artifact_location(self.tracking_uri, experiment),
                 tags={"mlflow.note.content": EXPERIMENT_DESCRIPTION})
         else:
-            exp_id = mlflow.get_experiment_by_name(experiment).experiment_id
-            if "mlflow.note.content" not in (mlflow.get_experiment(exp_id).tags or {}):
+            exp_id = existing.experiment_id
+            if "mlflow.note.content" not in (existing.tags or {}):
                 mlflow.MlflowClient().set_experiment_tag(exp_id, "mlflow.note.content", EXPERIMENT_DESCRIPTION)
         self.experiment_id = exp_id
         mlflow.set_experiment(experiment)

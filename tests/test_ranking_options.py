@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 import re
 
-import numpy as np
 import pytest
 from hydra.utils import instantiate
 
@@ -20,7 +19,7 @@ from fedlab.retrieval.ranking import (RankingOptions, documents_first, length_no
                                       round_robin_by_meeting, statement_quota)
 from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, passage_key
 from fedlab.retrieval.two_pass import DateAwareRetriever, hint_filter
-from fedlab.retrieval.types import DateHint, Hit, MetadataFilter
+from fedlab.retrieval.types import Hit, MetadataFilter
 
 
 def chunk(doc_date: str, start: int, doc_type: str = "minutes", text: str | None = None) -> Chunk:

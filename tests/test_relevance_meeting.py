@@ -21,7 +21,7 @@ from fedlab.errors import FedlabError
 from fedlab.eval import trec
 from fedlab.eval.harness import evaluate_pipeline
 from fedlab.eval.metrics import KS, METRIC_NAMES, evaluate_retrieval
-from fedlab.eval.relevance import build_qrels, check_relevance, covers, resolve_evidence
+from fedlab.eval.relevance import check_relevance, covers, resolve_evidence
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = ROOT / "datasets" / "fomc_qa" / "fomc_qa.jsonl"

@@ -22,11 +22,12 @@ from fedlab.corpus.timeline import (
     Span,
     Timeline,
     build_timeline,
-    load_timeline,
     parse_number,
     table_row,
     timeline_key,
 )
+
+from fedlab.pipeline import load_timeline
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -146,9 +146,7 @@ def write_snapshot(out_dir: Path, report: BuildReport, meta: dict) -> None:
     out_dir.mkdir(parents=True, exist_ok=True)
     docs_path = out_dir / "docs.jsonl"
     manifest_path = out_dir / "manifest.json"
-    data = "".join(
-        json.dumps(d.to_json(), ensure_ascii=False, sort_keys=True) + "\n" for d in report.documents
-    ).encode("utf-8")
+    data = io.jsonl_bytes(d.to_json() for d in report.documents)
     try:
         on_disk = hashlib.sha256(docs_path.read_bytes()).hexdigest()
     except OSError:

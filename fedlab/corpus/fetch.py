@@ -174,8 +174,8 @@ class PageFetcher:
             if hit is not None:
                 return hit
         result = self._get(path)
-        if self.cache is not None and result.body is not None:
-            self.cache.put(result)  # never a failure: the next run asks again
+        if self.cache is not None:
+            self.cache.put(result)  # stores pages only: a failure is asked for again next run
         return result
 
     def fetch_many(

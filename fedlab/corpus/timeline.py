@@ -39,7 +39,6 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Iterable, Iterator
 
 from fedlab.corpus.document import Document
@@ -659,22 +658,6 @@ def timeline_key(corpus) -> str:
     from fedlab.cache import content_key
 
     return content_key("timeline", corpus.content_hash, TIMELINE_VERSION)
-
-
-def load_timeline(corpus, cache, info=None) -> Timeline:
-    """The corpus's timeline, from the cache (an artifact keyed by the corpus content hash and
-    :data:`TIMELINE_VERSION`) or built and stored there."""
-    import json
-
-    from fedlab import io
-    from fedlab.pipeline import BuildInfo, _timed
-
-    def build(tmp: Path) -> None:
-        io.write_json(tmp / "timeline.json", build_timeline(corpus.documents).to_json())
-
-    path = _timed(info or BuildInfo(), "timeline", cache, "timeline", timeline_key(corpus), build,
-                  f"meeting timeline of {len(corpus.documents):,} documents")
-    return Timeline.from_json(json.loads((path / "timeline.json").read_text(encoding="utf-8")))
 
 
 # -- display ---------------------------------------------------------------------------------------

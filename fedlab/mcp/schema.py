@@ -56,7 +56,7 @@ HintDate = Annotated[IsoDate, AfterValidator(_hint_year)]
 
 def utf8_text(value):
     """A string that encodes as UTF-8 (checked before pydantic's own, vaguer, unicode check)."""
-    from fedlab.ask import utf8_problem
+    from fedlab.errors import utf8_problem
 
     problem = utf8_problem(value) if isinstance(value, str) else None
     if problem is not None:

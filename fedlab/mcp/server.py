@@ -189,19 +189,12 @@ def load_pipeline(config: str, overrides: list[str]):
 
 
 WARM_UP_QUERY = "federal funds rate"
-WARM_UP_TEXT = "The Committee decided to maintain the target range for the federal funds rate."
 
 
 def warm_up(pipeline) -> None:
     """Load every lazily loaded model now, not on the first call. A search alone is not enough:
     its query vector may come from the cache, and then the embedding model never loads."""
-    hook = getattr(pipeline, "warm_up", None)  # Pipeline.warm_up: load the query model and run it once
-    if hook is not None:
-        hook()
-    elif pipeline.embedder is not None:
-        # The cache-wrapped embedder passes these to the model's embedder, past the query cache.
-        pipeline.embedder.ensure_loaded()
-        pipeline.embedder.embed_documents([WARM_UP_TEXT], progress=False)
+    pipeline.warm_up()  # the query model, loaded and run once past the query-vector cache
     pipeline.search(WARM_UP_QUERY)  # the index, BM25 and a reranker's model
 
 

@@ -24,7 +24,7 @@ from dataclasses import replace
 
 from fedlab.chunking.chunk import Chunk
 from fedlab.errors import FedlabError
-from fedlab.retrieval.ranking import RankingOptions, passages_per_document
+from fedlab.retrieval.ranking import RankingOptions, passages_per_document, whole_number
 from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever, check_fusion
 from fedlab.retrieval.topk import DEFAULT_SCOPE_K
 from fedlab.retrieval.two_pass import DateAwareRetriever
@@ -37,9 +37,7 @@ def check_top_k(top_k) -> int:
     """``retriever.top_k`` as a positive int; anything else is refused in one line (0 or -3 would
     run and measure every metric as 0, "abc" would fail deep inside the search)."""
     try:
-        if isinstance(top_k, bool) or not isinstance(top_k, (int, str)):
-            raise ValueError
-        k = int(str(top_k).strip())
+        k = whole_number(top_k)
     except ValueError:
         raise FedlabError(f"retriever.top_k={top_k!r} is not a whole number: use e.g. retriever.top_k=10") from None
     if not 1 <= k <= MAX_TOP_K:

@@ -37,13 +37,18 @@ LENGTH_NORMS = ("log",)
 STATEMENT = "statement"
 
 
+def whole_number(value) -> int:
+    """An int from a config value (``10`` or ``"10"``); ValueError for anything else (True, 2.5, "abc")."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise ValueError(f"{value!r} is not a whole number")
+    return int(str(value).strip())
+
+
 def _count(key: str, value, minimum: int, nullable: bool = True) -> int | None:
     if value is None and nullable:
         return None
     try:
-        if isinstance(value, bool) or not isinstance(value, (int, str)):
-            raise ValueError
-        n = int(str(value).strip())
+        n = whole_number(value)
     except ValueError:
         off = " or null (off)" if nullable else ""
         raise FedlabError(f"retriever.{key}={value!r} is not a whole number: use a number >= {minimum}{off}") from None
