@@ -81,6 +81,11 @@ class Pipeline:
             self.embedder.time_model = True
         self.warm_up()
 
+    def event_for(self, question: str):
+        """The meeting(s) ``question`` names by an event (fedlab.retrieval.events.EventHint), or
+        None; only with ``retriever.events`` on."""
+        return self.retriever.event_for(question)
+
     def search(self, question: str, k: int | None = None, hint=None, flt=None):
         """Retrieve (``flt``: a MetadataFilter); ``embed_ms`` is the model's compute time,
         measured now even when the query vector comes from the cache."""

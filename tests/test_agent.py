@@ -138,10 +138,15 @@ def test_answer_with_no_valid_citation_abstains(search):
 
 def test_extractive_predictors_honour_the_signatures():
     predict = ExtractiveBackend().predictor(AssessQuery)
-    out = predict(question="What did the FOMC decide in March 2020?", today="2025-12-31")
+    out = predict(question="What did the FOMC decide in March 2020?", today="2025-12-31", event="")
     assert isinstance(out, dspy.Prediction)
     assert set(out.keys()) == set(AssessQuery.output_fields)
     assert (out.intent, out.date_from, out.date_to, out.scope) == ("fomc", "2020-03-01", "2020-03-31", "month")
+    # an event resolved over the timeline is the question's range (the LM sees the same line)
+    event = "2022-03-16..2022-03-16 meeting: first raise of the tightening cycle → 2022-03-16"
+    out = predict(question="What range did the FOMC set when it first raised rates in the 2022 tightening cycle?",
+                  today="2025-12-31", event=event)
+    assert (out.intent, out.date_from, out.date_to, out.scope) == ("fomc", "2022-03-16", "2022-03-16", "meeting")
     with pytest.raises(TypeError):
         predict(question="x")
 

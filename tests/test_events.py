@@ -364,3 +364,66 @@ def test_the_pipeline_narrows_an_event_question_to_its_meeting(corpus_dir, tmp_p
     assert result.hits[0].chunk.meeting_date == slowed.date
     off = build_pipeline(compose("evaluate", common), progress=False)
     assert off.search(question).hint is None
+
+    # the agent's assess_query reads the same resolution: its searches are narrowed to the meeting
+    from fedlab.agent.build import build_agent
+    from fedlab.agent.searcher import SearchAccess
+    from fedlab.ask import compose_config
+
+    agent = build_agent(compose_config("evaluate", [*common, "retriever.events=true", "lm=extractive"]),
+                        search=SearchAccess(on, on.corpus.by_id.get))
+    assert "runoff" in agent.event_for(question)
+    searched = []
+    real_search = on.search
+    on.search = lambda q, k=None, hint=None, flt=None: searched.append(hint) or real_search(q, k, hint, flt)
+    answer = agent(question=question)
+    assert searched and all(h is not None and h.date_from == slowed.date for h in searched)
+    assert any(c.meeting_date == slowed.date for c in answer.citations) or answer.abstained
+
+
+def test_after_a_meeting_is_its_aftermath(timeline):
+    """"after X" with nothing counted is the state X left: X's meeting and the next one; when the
+    question dates X itself ("after the October 2019 meeting"), the parser's month stands."""
+    first_cut = moves(timeline, "cut")[0]
+    following = next(m for m in policy_meetings(timeline) if m.date > first_cut.date)
+    assert_span(resolve("What was the target range after the first cut?", timeline), [first_cut, following])
+    dated = "What was the target range after the October 2019 FOMC meeting?"
+    assert resolve(dated, timeline) is None
+    assert parse_date_hint(dated).date_from == "2019-10-01"
+
+
+def test_for_the_first_time(timeline):
+    first_2022 = next(m for m in moves(timeline, "raise") if m.date.startswith("2022"))
+    assert_one(resolve("What range did the Committee set when it raised rates for the first time in 2022?",
+                       timeline), first_2022.date)
+
+
+def test_an_anchor_the_timeline_does_not_know_is_located_by_meeting_retrieval(timeline):
+    """News is first discussed at the meeting after it: the earliest meeting among the located
+    passages; "the first meeting after" it is that meeting, "the last meeting before" the one before."""
+    meetings = policy_meetings(timeline)
+    target = next(m for m in meetings if m.date.startswith("2023-03"))
+    asked: list[str] = []
+
+    def locate(phrase: str) -> list[str]:
+        asked.append(phrase)
+        later = [m.date for m in meetings if m.date > target.date][:2]
+        return [later[0], target.date, later[1]]
+
+    ev = resolve_event("At the first meeting after the regional bank failures, what did the Committee do?",
+                       timeline, None, locate=locate)
+    assert asked == ["regional bank failures"]
+    assert_one(ev, target.date)
+    assert "first discussed" in ev.provenance
+    before = meetings[meetings.index(target) - 1]
+    assert_one(resolve_event("What did the last statement before the regional bank failures say?", timeline,
+                             None, locate=locate), before.date)
+    # without meeting retrieval, or with nothing found, an unknown anchor resolves to nothing
+    q = "What happened at the first meeting after the regional bank failures?"
+    assert resolve_event(q, timeline, None) is None
+    assert resolve_event(q, timeline, None, locate=lambda phrase: []) is None
+    # a meeting the question dates itself needs no locating
+    asked.clear()
+    q = "What did staff propose at the September 2019 meeting after repo rates spiked?"
+    assert resolve_event(q, timeline, parse_date_hint(q), locate=locate) is None
+    assert asked == []

@@ -112,6 +112,13 @@ class AgentProgram(dspy.Module):
         self.synthesize_answer = backend.predictor(SynthesizeAnswer)
 
     # -- steps -------------------------------------------------------------------------------
+    def event_for(self, question: str) -> str:
+        """The meeting(s) the question names by an event, resolved by the searcher (the pipeline
+        with ``retriever.events`` on), as one line for assess_query; empty when there are none."""
+        resolve = getattr(self.search_access.searcher, "event_for", None)
+        event = resolve(question) if resolve is not None else None
+        return event.describe() if event is not None else ""
+
     def search(self, query: str, hint: DateHint | None) -> RetrievalResult:
         return self.search_access.searcher.search(query, k=self.settings.top_k, hint=hint)
 
@@ -157,7 +164,7 @@ class AgentProgram(dspy.Module):
 
         with self.backend.context():
             t = time.perf_counter()
-            assessed = self.assess_query(question=question, today=self.today)
+            assessed = self.assess_query(question=question, today=self.today, event=self.event_for(question))
             timings["assess"] = (time.perf_counter() - t) * 1000
         intent = assessed.intent if assessed.intent in ("fomc", "off_topic", "unclear") else "unclear"
         if intent == "off_topic":

@@ -25,6 +25,9 @@ class AssessQuery(dspy.Signature):
 
     question: str = dspy.InputField()
     today: str = dspy.InputField(desc="ISO date that ends open ranges such as 'since 2023'")
+    event: str = dspy.InputField(desc="the meeting(s) the question names by an event, as resolved over the "
+                                      "corpus's meeting timeline: 'DATE_FROM..DATE_TO SCOPE: how it was read', "
+                                      "or empty; when set, it is the question's date range")
     intent: Literal["fomc", "off_topic", "unclear"] = dspy.OutputField()
     date_from: str = dspy.OutputField(desc="ISO date or empty")
     date_to: str = dspy.OutputField(desc="ISO date or empty")

@@ -74,13 +74,17 @@ def content_terms(text: str) -> list[str]:
     return [t for t in TOKENS(text) if t not in QUESTION_WORDS]
 
 
-def assess_query(question: str, today: str) -> dict:
+def assess_query(question: str, today: str, event: str = "") -> dict:
+    """Intent from the FOMC vocabulary; the date range from the resolved event when there is one
+    (fedlab.retrieval.events), else from the date parser."""
     from fedlab.retrieval.dates import parse_date_hint
+    from fedlab.retrieval.events import described_hint
 
-    hint = parse_date_hint(question, today=date.fromisoformat(today) if today else None)
+    parsed = parse_date_hint(question, today=date.fromisoformat(today) if today else None)
+    hint = described_hint(event) or parsed
     terms = set(TOKENS(question))
-    if hint is not None:
-        date_words = set(TOKENS(hint.text))
+    if parsed is not None:
+        date_words = set(TOKENS(parsed.text))
         terms -= date_words
     if terms & FOMC_VOCABULARY:
         intent = "fomc"

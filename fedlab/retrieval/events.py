@@ -22,10 +22,16 @@ Rule families (each an :class:`EventHint` with a provenance naming the rule and 
 * **relations**: HEAD before / after / since / following / preceding / prior to ANCHOR, where
   the anchor is any event (chains allowed). A singular head after an anchor is the first match
   after the anchor's last meeting, before it the last match before its first meeting; "the
-  meeting after X" is the next meeting. With no head ("… after the first hike") the hint is
-  the open span after / before / since the anchor. "The pandemic" is the first emergency move
-  (unscheduled, not a notation vote, range changed) from 2020 on — read from the timeline's
-  flags — and is a point: "after" it includes that meeting.
+  meeting after X" is the next meeting. With no head, "before / since the first hike" is the
+  open span before / since the anchor, and "after the first hike" its aftermath (the anchor's
+  meeting and the next: the state it left); when the question dates that meeting itself ("the
+  range after the October 2019 meeting"), the date parser's month stands. "The pandemic" is the
+  first emergency move (unscheduled, not a notation vote, range changed) from 2020 on — read
+  from the timeline's flags — and is a point: "after" it includes that meeting.
+* **meeting retrieval** for an anchor the timeline has no fact for ("the first meeting after
+  Silicon Valley Bank failed"): the anchor's clause is searched over the corpus (``locate``,
+  the retriever's own first stage) and the earliest meeting among the best passages is the
+  anchor — news is first discussed at the first meeting after it.
 * **ranges**: "raised / lowered / cut / brought the range to X to Y percent" → the meeting(s)
   that set it; "while / when the range was (sat, stood, remained) at X to Y" → the run of
   meetings during which it held; "at its (2023-24) peak" / "trough" / "zero lower bound" →
@@ -213,6 +219,20 @@ class EventHint:
     meetings: tuple[str, ...]  # decision dates, in order
     provenance: str  # the rule and the timeline facts used
 
+    def describe(self) -> str:
+        """One line for the agent's assess_query: ``DATE_FROM..DATE_TO SCOPE: provenance``
+        (read back by :func:`described_hint`)."""
+        return f"{self.hint.date_from}..{self.hint.date_to} {self.hint.scope}: {self.provenance}"
+
+
+_DESCRIBED_RE = re.compile(r"^\s*(\d{4}-\d\d-\d\d)\.\.(\d{4}-\d\d-\d\d) (meeting|month|span|year|multi_year)\b")
+
+
+def described_hint(text: str) -> DateHint | None:
+    """The DateHint an :meth:`EventHint.describe` line states, or None."""
+    m = _DESCRIBED_RE.match(text or "")
+    return DateHint(m.group(1), m.group(2), m.group(3), "") if m else None
+
 
 class _Unresolved(Exception):
     pass
@@ -249,6 +269,7 @@ class _Res:
     meetings: tuple[Meeting, ...]
     desc: str
     point: bool = False  # an anchor that is a moment just before its meeting ("the pandemic")
+    aftermath: bool = False  # "after X" with no head: X's meeting and the next
 
 
 @dataclass
@@ -410,7 +431,7 @@ def _m_rate_verb(m: re.Match, text: str, lead: bool) -> _Mention | None:
     has_target = target is not None or bool(g.get("txw") or g.get("tzero"))
     size = _parse_size(g.get("s"))
     qual = _qual_of(m, "q")
-    ordinal = _ordinal(g.get("tord")) or _ordinal(g.get("adv"))
+    ordinal = _ordinal(g.get("tord")) or _ordinal(g.get("adv")) or _ordinal(g.get("ford"))
     if verb in _HOLD_VERBS:
         if not has_target:
             return None
@@ -595,7 +616,7 @@ def _scanners() -> list[tuple[re.Pattern, object]]:
     lead_verb = re.compile(
         rf"\b{_LEAD}\s+(?:{_AUX}\s+)?(?:{_SUBJ}\s+)?(?:{_AUX}\s+)?(?:(?P<adv>{_ADV})\s+)?(?:been\s+)?"
         rf"(?P<verb>{_VERB})\b(?P<obj>{_OBJ})?(?:\s+by\s+{_size('s')})?(?:\s+(?:to|at)\s+{_target('t')})?"
-        rf"{_qual('q')}?", I)
+        rf"(?:\s+for\s+the\s+(?P<ford>first|second|third|last|final)\s+time)?{_qual('q')}?", I)
     set_verb = re.compile(
         rf"\b(?:{_SUBJ}\s+)?(?:{_AUX}\s+)?(?:(?P<adv>{_ADV})\s+)?(?P<verb>{_VERB})\b(?P<obj>{_OBJ})?"
         rf"(?:\s+by\s+{_size('s')})?\s+(?:to|at)\s+{_target('t')}{_qual('q')}?", I)
@@ -1018,13 +1039,17 @@ def _open_span(rel: str, anchor: _Res, tl: Timeline) -> _Res:
     elif rel == "since" or anchor.point:
         ms, where = [m for m in tl if m.date >= first], f"meetings since {first}"
     else:
-        ms, where = [m for m in tl if m.date > last], f"meetings after {last}"
+        # "after X" with nothing counted: X's aftermath, the state X left ("the range after the
+        # October 2019 meeting" is what that meeting set) — X's last meeting and the next one
+        later = [m for m in tl if m.date > last and _policy_meeting(m)][:1]
+        ms, where = [m for m in tl if m.date == last] + later, f"the aftermath of {last}"
     if not ms:
         raise _Unresolved(f"no {where}")
-    return _Res(tuple(ms), f"{where} ({anchor.desc}) → {_dates(ms)}")
+    return _Res(tuple(ms), f"{where} ({anchor.desc}) → {_dates(ms)}", aftermath=rel not in ("before", "since")
+                and not anchor.point)
 
 
-def _groups(text: str, ms: list[_Mention], tl: Timeline) -> list[_Group]:
+def _groups(text: str, ms: list[_Mention], tl: Timeline, locate=None) -> list[_Group]:
     groups: list[_Group] = []
     i, prev_end = 0, 0
     while i < len(ms):
@@ -1040,27 +1065,71 @@ def _groups(text: str, ms: list[_Mention], tl: Timeline) -> list[_Group]:
         pre = _PRE_RE.search(text[prev_end:ms[i].start])
         start = prev_end + pre.start("rel") if pre else ms[i].start
         group = _Group(start, ms[j].end, None, mentions=chain)
+        trail = _TRAIL_RE.match(text[ms[j].end:])
+        # "the first meeting after <something the timeline does not know>": located by meeting retrieval
+        located = (trail is not None and locate is not None and not pre and chain[-1].qual is None
+                   # nothing the scanners read inside the anchor's clause; "the September 2019
+                   # meeting after …" is dated already
+                   and (j + 1 == len(ms) or ms[j + 1].start >= _clause_end(text, ms[j].end + trail.end())))
         alone = chain[0] if len(chain) == 1 else None
-        if alone is not None and (alone.needs_head or (not pre and (alone.weak or alone.anchor_only))):
+        if alone is not None and not located and (
+                alone.needs_head or (not pre and (alone.weak or alone.anchor_only))):
             i, prev_end = j + 1, ms[j].end
             continue  # a generic mention on its own ("the statement", "the pandemic") is no event reference
         try:
             if _UNKNOWN_QUAL_RE.match(text[ms[j].end:]) or any(
                     _UNKNOWN_QUAL_RE.match(text[x.end:]) for x in chain[:-1]):
                 raise _Unresolved("a qualifier that is not understood")
-            if _TRAIL_RE.match(text[ms[j].end:]):
-                raise _Unresolved(f"the event {text[ms[j].end:].split(None, 1)[0]} which is not a known event")
-            res = _resolve_one(chain[-1], tl)
-            for k in range(len(chain) - 2, -1, -1):
-                res = _relate(chain[k], rels[k], res, tl)
-            if pre:
-                res = _open_span(_rel_kind(pre.group("rel")), res, tl)
+            if located:
+                res, group.end = _locate_anchor(text, ms[j].end + trail.end(), tl, locate)
+                chain_rels = rels + [_rel_kind(trail.group("rel"))]
+                for k in range(len(chain) - 1, -1, -1):
+                    res = _relate(chain[k], chain_rels[k], res, tl)
+            else:
+                if trail:
+                    raise _Unresolved(f"the event {text[ms[j].end:].split(None, 1)[0]} which is not a known event")
+                res = _resolve_one(chain[-1], tl)
+                for k in range(len(chain) - 2, -1, -1):
+                    res = _relate(chain[k], rels[k], res, tl)
+                if pre:
+                    res = _open_span(_rel_kind(pre.group("rel")), res, tl)
             group.res = res
         except _Unresolved as e:
             group.error = str(e)
         groups.append(group)
         i, prev_end = j + 1, ms[j].end
     return groups
+
+
+LOCATE_PASSAGES = 5  # meeting retrieval: the earliest meeting among this many best passages
+_CLAUSE_END_RE = re.compile(r"[?.!;:]|,\s|\s+(?:and|but)\s+(?:what|how|why|who|which|when|did|does|was|were)\b", re.I)
+_CONTENT_RE = re.compile(r"[a-z][a-z'-]{2,}|\d{4}", re.I)
+
+
+def _clause_end(text: str, pos: int) -> int:
+    end = _CLAUSE_END_RE.search(text, pos)
+    return end.start() if end else len(text)
+
+
+def _locate_anchor(text: str, pos: int, tl: Timeline, locate) -> tuple[_Res, int]:
+    """An anchor event the timeline has no fact for ("Silicon Valley Bank failed", "Russia invaded
+    Ukraine"), located by meeting retrieval: the phrase up to the end of its clause is searched
+    over the corpus and the earliest meeting among the best passages is taken — news is first
+    discussed at the first meeting after it happened and only referred back to later. The anchor
+    is a point just before that meeting ("the first meeting after X" is that meeting)."""
+    stop = _clause_end(text, pos)
+    phrase = re.sub(r"^\s*(?:the|a|an)\s+", "", text[pos:stop]).strip()
+    if len(_CONTENT_RE.findall(phrase)) < 2:
+        raise _Unresolved("an event too short to search for")
+    found = [d for d in locate(phrase) if d]
+    if not found:
+        raise _Unresolved(f"nothing in the corpus about {phrase!r}")
+    first = min(found)
+    meeting = next((m for m in tl if m.date >= first), None)
+    if meeting is None:
+        raise _Unresolved(f"no meeting on or after {first}")
+    desc = f"{phrase!r} first discussed at {meeting.date} (earliest meeting of the {len(found)} best passages)"
+    return _Res((meeting,), desc, point=True), stop
 
 
 _AND_RE = re.compile(r"^\s*(?:and|to|through|until|till)\s+(?:the\s+)?$", re.I)
@@ -1094,20 +1163,24 @@ def _scope(meetings: tuple[Meeting, ...]) -> str:
     return "span" if days <= SPAN_MAX_DAYS else "multi_year"
 
 
-def resolve_event(question: str, timeline: Timeline, parsed: DateHint | None = None) -> EventHint | None:
+def resolve_event(question: str, timeline: Timeline, parsed: DateHint | None = None,
+                  locate=None) -> EventHint | None:
     """The meeting(s) an event reference in ``question`` names, or None.
 
     ``parsed`` is the date parser's hint for the question: when it is set, an event is only
     resolved if every date in the question qualifies an event phrase ("the first cut of 2024",
     "the first cut after the 2022-23 tightening"); a date of the question's own ("in March 2020")
-    leaves the parser's hint in charge (None)."""
+    leaves the parser's hint in charge (None). ``locate(phrase) -> [meeting date, ...]`` (the best
+    passages' meeting dates, best first) lets an anchor the timeline does not know be found by
+    meeting retrieval ("the first meeting after Silicon Valley Bank failed"); without it such a
+    reference gives None."""
     if not question or not len(timeline):
         return None
     text = re.sub(r"[‐‑‒–—−]", "-", question).replace("’", "'")
     mentions = _mentions(text)
     if not mentions:
         return None
-    groups = _groups(text, mentions, timeline)
+    groups = _groups(text, mentions, timeline, locate)
     if not groups or any(g.res is None for g in groups):
         return None  # no event, or one that does not resolve to meetings (ambiguous, none such)
     tokens = list(_DATE_TOKEN_RE.finditer(text))
@@ -1116,6 +1189,10 @@ def resolve_event(question: str, timeline: Timeline, parsed: DateHint | None = N
         return None  # the question's own date: not a qualifier of an event
     if parsed is not None and not inside:
         return None  # the parser read a date this module does not see; keep the parser's
+    if parsed is not None and parsed.scope in ("meeting", "month") and all(
+            g.res.aftermath and parsed.date_from <= g.res.meetings[0].date <= (parsed.date_to or "9999")
+            for g in groups):
+        return None  # "after the October 2019 meeting": the dated meeting itself, as the parser reads it
     groups = _between_groups(text, groups, timeline)
     meetings = _flat(g.res.meetings for g in groups)
     span_text = question[min(g.start for g in groups):max(g.end for g in groups)].strip()

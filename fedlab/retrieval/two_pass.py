@@ -69,13 +69,25 @@ class DateAwareRetriever:
         if not self.enabled:
             return None
         parsed = parse_date_hint(query, today=self.corpus_end)
-        if self.timeline is not None:
-            from fedlab.retrieval.events import resolve_event
+        event = self._event(query, parsed)
+        return event.hint if event is not None else parsed
 
-            event = resolve_event(query, self.timeline, parsed)
-            if event is not None:
-                return event.hint
-        return parsed
+    def event_for(self, query: str):
+        """The EventHint (meetings and how they were read) of an event reference in ``query``, or
+        None (no timeline, date-aware search off, no event, or the question's own date governs)."""
+        if not self.enabled:
+            return None
+        return self._event(query, parse_date_hint(query, today=self.corpus_end))
+
+    def _event(self, query: str, parsed: DateHint | None):
+        if self.timeline is None:
+            return None
+        from fedlab.retrieval.events import LOCATE_PASSAGES, resolve_event
+
+        def locate(phrase: str) -> list[str]:  # meeting retrieval for an anchor the timeline does not know
+            return [h.chunk.meeting_date for h in self.base.search(phrase, LOCATE_PASSAGES)]
+
+        return resolve_event(query, self.timeline, parsed, locate=locate)
 
     def search(self, query: str, k: int | None = None, flt: MetadataFilter | None = None,
                hint: DateHint | None = None) -> RetrievalResult:
