@@ -85,6 +85,8 @@ def json_answer(answer, total_ms: float) -> dict:
         "abstained": answer.abstained,
         "confidence": answer.confidence,
         "confidence_level": answer.confidence_level,
+        "abstain_reason": answer.abstain_reason,
+        "coverage_note": answer.coverage_note,
         "citations": [{"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title,
                        "meeting_date": c.meeting_date, "section": c.section} for c in answer.citations],
         "latency_ms": round(total_ms, 1),

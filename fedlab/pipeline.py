@@ -81,6 +81,11 @@ class Pipeline:
             self.embedder.time_model = True
         self.warm_up()
 
+    def coverage(self) -> tuple[str, str] | None:
+        """The first and last meeting dates of the corpus's documents (None for an empty corpus)."""
+        dates = [d.meeting_date for d in self.corpus.documents]
+        return (min(dates), max(dates)) if dates else None
+
     def event_for(self, question: str):
         """The meeting(s) ``question`` names by an event (fedlab.retrieval.events.EventHint), or
         None; only with ``retriever.events`` on."""

@@ -220,3 +220,51 @@ def test_calibration_path_in_the_config_is_applied(cfg, search, tmp_path):
     assert a.confidence != a.raw_confidence
     with pytest.raises(FedlabError):
         build_agent(OmegaConf.merge(cfg, {"agent": {"calibration": str(tmp_path / "missing.json")}}), search=search)
+
+
+def test_coverage_is_a_fact_about_the_corpus_not_a_confidence(agent, search):
+    """A question dated wholly outside the documents' meetings is answered with their coverage,
+    before any search; one reaching past them is answered, with a note; one inside gets neither."""
+    first, last = search.searcher.coverage()
+    dates = sorted(d.meeting_date for d in search.searcher.corpus.documents)
+    assert (first, last) == (dates[0], dates[-1])
+    after = int(last[:4]) + 2
+    a = agent(f"What did the FOMC decide about the target range in March {after}?")
+    assert a.abstained and a.abstain_reason == "coverage" and a.attempts == 0 and not a.citations
+    assert f"March {after}" in a.answer and last[:4] in a.answer and first[:4] in a.answer
+    before = agent(f"What did the FOMC decide about the target range in June {int(first[:4]) - 3}?")
+    assert before.abstained and before.abstain_reason == "coverage"
+    partial = agent(f"How did the target range change from {last[:4]} to {after}?")
+    assert partial.abstain_reason != "coverage" and partial.attempts >= 1
+    if not partial.abstained:
+        assert partial.coverage_note and last[:4] in partial.coverage_note
+    inside = agent(FACTUAL)
+    assert not inside.abstained and inside.coverage_note is None and inside.abstain_reason is None
+
+
+def test_every_abstention_says_why(agent):
+    from fedlab.agent.types import ABSTAIN_REASONS
+
+    off = agent("What is the capital of Australia?")
+    assert off.abstained and off.abstain_reason == "off_topic"
+    assert set(ABSTAIN_REASONS) == {"coverage", "off_topic", "weak_evidence", "ungrounded"}
+
+
+@pytest.mark.parametrize("hint,outside,note", [
+    (("2030-03-01", "2030-03-31"), True, False),
+    (("2016-01-01", "2016-12-31"), True, False),
+    (("2019-01-01", "2019-12-31"), False, False),    # the year of the first meeting (2019-01-30)
+    (("2025-10-01", "2025-10-31"), False, False),    # the month of the last meeting (2025-10-29)
+    (("2023-01-01", "2026-11-22"), False, True),     # "since 2023", to today
+    ((None, "2018-12-31"), True, False),
+    ((None, "2020-06-30"), False, True),
+])
+def test_coverage_check_by_month(hint, outside, note):
+    from fedlab.agent.program import coverage_check
+    from fedlab.retrieval.types import DateHint
+
+    abstain, partial = coverage_check(DateHint(hint[0], hint[1], "span", ""), ("2019-01-30", "2025-10-29"))
+    assert (abstain is not None) == outside and (partial is not None) == note
+    if abstain:
+        assert "January 2019 – October 2025" in abstain
+    assert coverage_check(None, ("2019-01-30", "2025-10-29")) == (None, None)

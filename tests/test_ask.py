@@ -14,7 +14,8 @@ from fedlab.ask import check_question
 from fedlab.errors import FedlabError
 
 ROOT = Path(__file__).resolve().parent.parent
-JSON_KEYS = {"answer", "abstained", "confidence", "confidence_level", "citations", "latency_ms"}
+JSON_KEYS = {"answer", "abstained", "confidence", "confidence_level", "abstain_reason", "coverage_note", "citations",
+             "latency_ms"}
 CITATION_KEYS = {"n", "doc_id", "chunk_id", "title", "meeting_date", "section"}
 
 
@@ -100,8 +101,13 @@ def test_question_that_is_not_utf8_is_one_line(corpus_dir):
             assert proc.stdout == b""
 
 
-def test_date_out_of_range_in_the_question_is_one_line(corpus_dir):
-    assert_json_user_error(ask(corpus_dir, "--json", "What did the Committee decide on 9999-12-31?"))
+def test_a_date_at_the_end_of_the_calendar_is_outside_the_coverage(corpus_dir):
+    """9999-12-31 (whose end-of-range widening once overflowed) is a date the documents do not
+    cover: answered as such, no traceback."""
+    proc = ask(corpus_dir, "--json", "What did the Committee decide on 9999-12-31?")
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["abstained"] is True and out["abstain_reason"] == "coverage" and "December 9999" in out["answer"]
 
 
 def test_missing_production_config_names_make_export(tmp_path, monkeypatch):
@@ -136,3 +142,14 @@ def test_group_overrides_switch_the_agent_on_whatever_the_config_lists():
     assert group_overrides({"agent": None, "lm": None}, ["lm=anthropic"]) == ["agent=default", "lm=anthropic"]
     assert group_overrides({}, ["lm=local", "agent.top_k=5"]) == ["+agent=default", "+lm=local", "agent.top_k=5"]
     assert group_overrides({"agent": "default", "lm": "anthropic"}, []) == []
+
+
+def test_a_question_outside_the_coverage_says_so_and_why(corpus_dir):
+    proc = ask(corpus_dir, "--json", "What did the FOMC decide about the federal funds rate in March 2031?")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["abstained"] is True and out["abstain_reason"] == "coverage" and out["citations"] == []
+    assert "March 2031" in out["answer"] and "cover" in out["answer"]
+    panel = ask(corpus_dir, "What did the FOMC decide about the federal funds rate in March 2031?")
+    assert panel.returncode == 0, panel.stderr
+    assert "why no answer: the question's dates lie outside the documents' coverage" in " ".join(panel.stdout.split())

@@ -87,6 +87,31 @@ def hint_from(prediction, question: str) -> DateHint | None:
     return DateHint(lo, hi, scope, text="")
 
 
+def _month(iso: str) -> str:
+    return date.fromisoformat(iso).strftime("%B %Y")
+
+
+def coverage_check(hint: DateHint | None, coverage: tuple[str, str] | None) -> tuple[str | None, str | None]:
+    """(abstention, note) from the question's date range and the documents' coverage, a fact about
+    the corpus rather than a confidence: a range wholly outside the covered meetings is answered
+    with the coverage; one reaching past it is answered for the covered part, with a note."""
+    if hint is None or coverage is None:
+        return None, None
+    first, last = coverage
+    span = f"{_month(first)} – {_month(last)}"
+    # by month: "October 2025" is covered by a meeting on 2025-10-29, "2019" by one on 2019-01-30
+    lo, hi = (hint.date_from or "0000-00")[:7], hint.date_to[:7]
+    if lo > last[:7] or hi < first[:7]:
+        asked = _month(hint.date_to) if hint.date_from and lo == hi else \
+            f"{_month(hint.date_from) if hint.date_from else 'the time'} to {_month(hint.date_to)}"
+        return (f"The FOMC statements and minutes in the index cover the meetings of {span}; this question "
+                f"asks about {asked}, which they do not cover."), None
+    if lo < first[:7] or hi > last[:7]:
+        return None, (f"The documents cover the meetings of {span} only; the rest of the question's period "
+                      "is not answered.")
+    return None, None
+
+
 def format_passage(n: int, title: str, meeting_date: str, section: str | None, text: str) -> str:
     where = f", {section}" if section else ""
     return f"[Source {n}] {title}, {meeting_date}{where}\n{text}"
@@ -112,6 +137,11 @@ class AgentProgram(dspy.Module):
         self.synthesize_answer = backend.predictor(SynthesizeAnswer)
 
     # -- steps -------------------------------------------------------------------------------
+    def coverage(self) -> tuple[str, str] | None:
+        """The first and last meeting dates the searcher's documents cover (None: not known)."""
+        cover = getattr(self.search_access.searcher, "coverage", None)
+        return cover() if cover is not None else None
+
     def event_for(self, question: str) -> str:
         """The meeting(s) the question names by an event, resolved by the searcher (the pipeline
         with ``retriever.events`` on), as one line for assess_query; empty when there are none."""
@@ -169,8 +199,14 @@ class AgentProgram(dspy.Module):
         intent = assessed.intent if assessed.intent in ("fomc", "off_topic", "unclear") else "unclear"
         if intent == "off_topic":
             return done(AgentAnswer(question, ABSTAIN_OFF_TOPIC, True, 0.0, "insufficient", intent=intent,
+                                    abstain_reason="off_topic",
                                     attempts=0, raw_confidence=0.0))
         hint = hint_from(assessed, question)
+        coverage = self.coverage()
+        outside, partial = coverage_check(hint, coverage)
+        if outside:
+            return done(AgentAnswer(question, outside, True, 0.0, "insufficient", intent=intent, attempts=0,
+                                    raw_confidence=0.0, abstain_reason="coverage"))
 
         attempts: list[_Attempt] = []
         query = question
@@ -192,7 +228,8 @@ class AgentProgram(dspy.Module):
         base = dict(intent=intent, attempts=len(attempts), raw_confidence=conf.raw, signals=dict(conf.signals),
                     retrieved_chunk_ids=retrieved)
         if conf.level == "insufficient":
-            return done(AgentAnswer(question, ABSTAIN_NO_EVIDENCE, True, conf.value, conf.level, **base))
+            return done(AgentAnswer(question, ABSTAIN_NO_EVIDENCE, True, conf.value, conf.level,
+                                    abstain_reason="weak_evidence", **base))
 
         hits = self.context(best.result.hits)
         docs = [self.citation(n, h) for n, h in enumerate(hits, start=1)]
@@ -209,6 +246,6 @@ class AgentProgram(dspy.Module):
         timings["validate"] = (time.perf_counter() - t) * 1000
         if not citations:
             return done(AgentAnswer(question, ABSTAIN_UNGROUNDED, True, conf.value, conf.level,
-                                    dropped_citations=grounded.dropped, **base))
+                                    dropped_citations=grounded.dropped, abstain_reason="ungrounded", **base))
         return done(AgentAnswer(question, grounded.text, False, conf.value, conf.level, citations,
-                                dropped_citations=grounded.dropped, **base))
+                                dropped_citations=grounded.dropped, coverage_note=partial, **base))

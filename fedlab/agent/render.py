@@ -1,7 +1,7 @@
 """The answer panel `ask` prints (rich), as in FedQuery: answer, confidence, sources."""
 from __future__ import annotations
 
-from fedlab.agent.types import AgentAnswer
+from fedlab.agent.types import ABSTAIN_REASONS, AgentAnswer
 
 LEVEL_STYLE = {"high": "green", "medium": "yellow", "low": "red", "insufficient": "red"}
 
@@ -20,6 +20,11 @@ def print_answer(answer: AgentAnswer, backend: str, total_ms: float, console=Non
     console = console or Console()
     style = LEVEL_STYLE.get(answer.confidence_level, "white")
     body = [Text(answer.answer)]
+    if answer.coverage_note:
+        body.append(Text(f"\n{answer.coverage_note}", style="italic"))
+    if answer.abstained and answer.abstain_reason:
+        body.append(Text(f"\nwhy no answer: {ABSTAIN_REASONS.get(answer.abstain_reason, answer.abstain_reason)}",
+                         style="bold"))
     if answer.citations:
         body.append(Text("\nSources:", style="bold"))
         for c in answer.citations:

@@ -4,6 +4,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 CONFIDENCE_LEVELS = ("high", "medium", "low", "insufficient")
+# why an answer abstained (AgentAnswer.abstain_reason), as `ask` prints it
+ABSTAIN_REASONS = {
+    "coverage": "the question's dates lie outside the documents' coverage",
+    "off_topic": "the question is not about the FOMC, monetary policy or the economy",
+    "weak_evidence": "the retrieved passages are too weak to support an answer",
+    "ungrounded": "no sentence of the drafted answer could be tied to a retrieved passage",
+}
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,8 @@ class AgentAnswer:
     latency_ms: dict[str, float] = field(default_factory=dict)  # per stage: assess, search, synthesize, validate, total
     lm_usage: dict[str, int] = field(default_factory=dict)  # prompt_tokens, completion_tokens (0 for extractive)
     dropped_citations: int = 0  # markers removed by validate_citations
+    abstain_reason: str | None = None  # one of ABSTAIN_REASONS when abstained
+    coverage_note: str | None = None  # the question's period reaches past what the documents cover
 
     def to_json(self) -> dict:
         return asdict(self)
