@@ -231,6 +231,7 @@ def test_coverage_is_a_fact_about_the_corpus_not_a_confidence(agent, search):
     after = int(last[:4]) + 2
     a = agent(f"What did the FOMC decide about the target range in March {after}?")
     assert a.abstained and a.abstain_reason == "coverage" and a.attempts == 0 and not a.citations
+    assert (a.confidence, a.confidence_level) == (1.0, "high")  # certain: P(the abstention is right) = 1
     assert f"March {after}" in a.answer and last[:4] in a.answer and first[:4] in a.answer
     before = agent(f"What did the FOMC decide about the target range in June {int(first[:4]) - 3}?")
     assert before.abstained and before.abstain_reason == "coverage"

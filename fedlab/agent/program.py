@@ -204,9 +204,9 @@ class AgentProgram(dspy.Module):
         hint = hint_from(assessed, question)
         coverage = self.coverage()
         outside, partial = coverage_check(hint, coverage)
-        if outside:
-            return done(AgentAnswer(question, outside, True, 0.0, "insufficient", intent=intent, attempts=0,
-                                    raw_confidence=0.0, abstain_reason="coverage"))
+        if outside:  # certain: the documents hold no meeting in the question's period
+            return done(AgentAnswer(question, outside, True, 1.0, "high", intent=intent, attempts=0,
+                                    raw_confidence=1.0, abstain_reason="coverage"))
 
         attempts: list[_Attempt] = []
         query = question
