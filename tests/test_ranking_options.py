@@ -13,6 +13,7 @@ from fedlab.chunking.chunk import Chunk
 from fedlab.errors import FedlabError
 from fedlab.index.bm25 import BM25Index
 from fedlab.index.exact import ExactIndex
+from fedlab.pipeline import chunk_meta
 from fedlab.retrieval.factory import build_retriever
 from fedlab.retrieval.fusion import convex, min_max
 from fedlab.retrieval.ranking import (RankingOptions, documents_first, length_normalised, passages_per_document,
@@ -20,6 +21,8 @@ from fedlab.retrieval.ranking import (RankingOptions, documents_first, length_no
 from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, passage_key
 from fedlab.retrieval.two_pass import DateAwareRetriever, hint_filter
 from fedlab.retrieval.types import Hit, MetadataFilter
+
+from statements import statement_stack
 
 
 def chunk(doc_date: str, start: int, doc_type: str = "minutes", text: str | None = None) -> Chunk:
@@ -35,10 +38,6 @@ def hits(*specs) -> list[Hit]:
 
 def names(hs) -> list[str]:
     return [f"{h.chunk.doc_type[0]}{h.chunk.meeting_date[5:7]}.{h.chunk.start}" for h in hs]
-
-
-def meta(chunks):
-    return [{"meeting_date": c.meeting_date, "doc_type": c.doc_type} for c in chunks]
 
 
 # ---------------------------------------------------------------- the rules, on hand-made lists
@@ -146,7 +145,7 @@ def lexical():
             chunks.append(chunk(date, i * 1000, "statement",
                                 f"the committee decided policy {date} {i}; balance sheet plans continue"))
     bm25 = BM25Index()
-    bm25.build([c.text for c in chunks], meta(chunks))
+    bm25.build([c.text for c in chunks], chunk_meta(chunks))
     return chunks, bm25
 
 
@@ -238,7 +237,7 @@ def year_2022(documents):
                     chunks.append(Chunk(f"{d.doc_id}#{m.start()}", d.doc_id, d.doc_type, d.meeting_date, None,
                                         m.start(), m.end(), m.group(), m.group()))
     bm25 = BM25Index()
-    bm25.build([c.text for c in chunks], meta(chunks))
+    bm25.build([c.text for c in chunks], chunk_meta(chunks))
     return chunks, bm25
 
 
@@ -292,22 +291,7 @@ def test_real_doc_first_groups_the_best_document(year_2022):
 @pytest.fixture(scope="module")
 def statements_2023(documents):
     """2023 statements in paragraphs, the packaged paraphrase-MiniLM-L3 (ONNX), exact index, BM25."""
-    from fedlab.embedding.onnx import OnnxBertEmbedder
-
-    chunks = []
-    for d in documents:
-        if d.doc_type == "statement" and d.meeting_date.startswith("2023"):
-            for m in re.finditer(r"[^\n]+", d.text):
-                if len(m.group()) > 80:
-                    chunks.append(Chunk(f"{d.doc_id}#{m.start()}", d.doc_id, d.doc_type, d.meeting_date, None,
-                                        m.start(), m.end(), m.group(), m.group()))
-    embedder = OnnxBertEmbedder(name="paraphrase_minilm_l3", model="paraphrase_minilm_l3", max_seq_length=128,
-                                pooled_output="461")
-    index = ExactIndex()
-    index.build(embedder.embed_documents([c.embed_text for c in chunks]), meta(chunks))
-    bm25 = BM25Index()
-    bm25.build([c.text for c in chunks], meta(chunks))
-    return chunks, embedder, index, bm25
+    return statement_stack(documents, lambda day: day.startswith("2023"))
 
 
 def test_real_convex_fusion_matches_its_formula_and_its_ends(statements_2023):

@@ -1,7 +1,6 @@
 """Retrievers, RRF, passage dedupe, two-pass date-aware search, ordering and the YAML configs."""
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ from omegaconf import OmegaConf
 from fedlab.chunking.chunk import Chunk
 from fedlab.index.bm25 import BM25Index
 from fedlab.index.exact import ExactIndex
+from fedlab.pipeline import chunk_meta
 from fedlab.retrieval.factory import build_retriever
 from fedlab.retrieval.fusion import rrf
 from fedlab.retrieval.ordering import lost_in_the_middle
@@ -19,6 +19,8 @@ from fedlab.retrieval.rerank import NoReranker
 from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever, passage_key
 from fedlab.retrieval.two_pass import DateAwareRetriever, hint_filter
 from fedlab.retrieval.types import DateHint, Hit, MetadataFilter
+
+from statements import statement_stack
 
 CONF = Path(__file__).resolve().parent.parent / "conf"
 
@@ -29,10 +31,6 @@ def chunk(doc_date: str, start: int, end: int, parent: tuple[int, int] | None = 
     text = text or f"{doc_id} {start}-{end}"
     return Chunk(f"{doc_id}#{start}-{end}", doc_id, doc_type, doc_date, None, start, end, text, text,
                  parent[0] if parent else None, parent[1] if parent else None)
-
-
-def meta(chunks):
-    return [{"meeting_date": c.meeting_date, "doc_type": c.doc_type} for c in chunks]
 
 
 class TableRetriever:
@@ -94,7 +92,7 @@ def small_to_big():
     angles = [0.05, 0.1, 0.15, 0.4, 0.5, 0.2, 0.9]  # radians from the query
     vecs = np.array([[np.cos(a), np.sin(a)] for a in angles], dtype=np.float32)
     index = ExactIndex()
-    index.build(vecs, meta(chunks))
+    index.build(vecs, chunk_meta(chunks))
     return chunks, index, FixedEmbedder({"q": q})
 
 
@@ -123,7 +121,7 @@ def test_bm25_retriever_on_real_index():
              "the committee kept the target range", "labor market tight"]
     chunks = [chunk("2023-0%d-01" % (i + 1), 0, len(t), text=t) for i, t in enumerate(texts)]
     bm25 = BM25Index()
-    bm25.build(texts, meta(chunks))
+    bm25.build(texts, chunk_meta(chunks))
     hits = BM25Retriever(bm25, chunks).search("raised target range", 3)
     assert hits[0].chunk.text == texts[0]
     assert {h.chunk.text for h in hits} == {texts[0], texts[2]}  # only documents sharing a term
@@ -236,7 +234,7 @@ def test_caller_filter_is_kept_in_both_passes():
 def test_retriever_yaml_builds_pipeline(name, small_to_big):
     chunks, index, emb = small_to_big
     bm25 = BM25Index()
-    bm25.build([c.text for c in chunks], meta(chunks))
+    bm25.build([c.text for c in chunks], chunk_meta(chunks))
     cfg = OmegaConf.load(CONF / "retriever" / f"{name}.yaml")
     make = instantiate(cfg)
     retriever = make(chunks=chunks, embedder=emb, index=index, bm25=bm25,
@@ -269,23 +267,7 @@ def test_build_retriever_names_missing_parts():
 @pytest.fixture(scope="module")
 def statement_pipeline(documents):
     """Statements 2022-2024 in paragraph chunks, ONNX paraphrase-MiniLM-L3, exact index, BM25."""
-    from fedlab.embedding.onnx import OnnxBertEmbedder
-
-    chunks = []
-    for d in documents:
-        if d.doc_type != "statement" or not "2022" <= d.meeting_date[:4] <= "2024":
-            continue
-        for m in re.finditer(r"[^\n]+", d.text):
-            if len(m.group()) > 80:
-                chunks.append(Chunk(f"{d.doc_id}#{m.start()}", d.doc_id, d.doc_type, d.meeting_date, None,
-                                    m.start(), m.end(), m.group(), m.group()))
-    embedder = OnnxBertEmbedder(name="paraphrase_minilm_l3", model="paraphrase_minilm_l3", max_seq_length=128,
-                                pooled_output="461")
-    index = ExactIndex()
-    index.build(embedder.embed_documents([c.embed_text for c in chunks]), meta(chunks))
-    bm25 = BM25Index()
-    bm25.build([c.text for c in chunks], meta(chunks))
-    return chunks, embedder, index, bm25
+    return statement_stack(documents, lambda day: "2022" <= day[:4] <= "2024")
 
 
 @pytest.mark.parametrize("kind", ["dense", "hybrid"])

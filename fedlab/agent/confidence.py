@@ -19,7 +19,6 @@ when calibration is switched on.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import date, timedelta
 
 from fedlab.agent.types import CONFIDENCE_LEVELS
 from fedlab.errors import FedlabError
@@ -87,9 +86,7 @@ def retrieval_signals(question_terms: set[str], hits: list[Hit], passage_terms, 
         n = min(top_n, len(hits))
         signals["agreement"] = len(best("dense") & best("bm25")) / n
     if hint is not None:
-        hi = hint.date_to
-        if hi is not None and end_grace_days:
-            hi = (date.fromisoformat(hi) + timedelta(days=end_grace_days)).isoformat()
+        hi = hint.widened_end(end_grace_days)
         inside = [(hint.date_from is None or h.chunk.meeting_date >= hint.date_from)
                   and (hi is None or h.chunk.meeting_date <= hi) for h in top]
         signals["date_coverage"] = sum(inside) / len(inside)

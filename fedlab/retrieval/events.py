@@ -1066,11 +1066,12 @@ def _groups(text: str, ms: list[_Mention], tl: Timeline, locate=None) -> list[_G
         start = prev_end + pre.start("rel") if pre else ms[i].start
         group = _Group(start, ms[j].end, None, mentions=chain)
         trail = _TRAIL_RE.match(text[ms[j].end:])
-        # "the first meeting after <something the timeline does not know>": located by meeting retrieval
-        located = (trail is not None and locate is not None and not pre and chain[-1].qual is None
-                   # nothing the scanners read inside the anchor's clause; "the September 2019
-                   # meeting after …" is dated already
-                   and (j + 1 == len(ms) or ms[j + 1].start >= _clause_end(text, ms[j].end + trail.end())))
+        # "the first meeting after <something the timeline does not know>": located by meeting
+        # retrieval, when nothing the scanners read lies inside the anchor's clause and the head is
+        # not dated already ("the September 2019 meeting after …")
+        anchor = (ms[j].end + trail.end(), _clause_end(text, ms[j].end + trail.end())) if trail else None
+        located = (anchor is not None and locate is not None and not pre and chain[-1].qual is None
+                   and (j + 1 == len(ms) or ms[j + 1].start >= anchor[1]))
         alone = chain[0] if len(chain) == 1 else None
         if alone is not None and not located and (
                 alone.needs_head or (not pre and (alone.weak or alone.anchor_only))):
@@ -1081,7 +1082,7 @@ def _groups(text: str, ms: list[_Mention], tl: Timeline, locate=None) -> list[_G
                     _UNKNOWN_QUAL_RE.match(text[x.end:]) for x in chain[:-1]):
                 raise _Unresolved("a qualifier that is not understood")
             if located:
-                res, group.end = _locate_anchor(text, ms[j].end + trail.end(), tl, locate)
+                res, group.end = _locate_anchor(text, *anchor, locate, tl), anchor[1]
                 chain_rels = rels + [_rel_kind(trail.group("rel"))]
                 for k in range(len(chain) - 1, -1, -1):
                     res = _relate(chain[k], chain_rels[k], res, tl)
@@ -1111,13 +1112,12 @@ def _clause_end(text: str, pos: int) -> int:
     return end.start() if end else len(text)
 
 
-def _locate_anchor(text: str, pos: int, tl: Timeline, locate) -> tuple[_Res, int]:
+def _locate_anchor(text: str, pos: int, stop: int, locate, tl: Timeline) -> _Res:
     """An anchor event the timeline has no fact for ("Silicon Valley Bank failed", "Russia invaded
     Ukraine"), located by meeting retrieval: the phrase up to the end of its clause is searched
     over the corpus and the earliest meeting among the best passages is taken — news is first
     discussed at the first meeting after it happened and only referred back to later. The anchor
     is a point just before that meeting ("the first meeting after X" is that meeting)."""
-    stop = _clause_end(text, pos)
     phrase = re.sub(r"^\s*(?:the|a|an)\s+", "", text[pos:stop]).strip()
     if len(_CONTENT_RE.findall(phrase)) < 2:
         raise _Unresolved("an event too short to search for")
@@ -1129,7 +1129,7 @@ def _locate_anchor(text: str, pos: int, tl: Timeline, locate) -> tuple[_Res, int
     if meeting is None:
         raise _Unresolved(f"no meeting on or after {first}")
     desc = f"{phrase!r} first discussed at {meeting.date} (earliest meeting of the {len(found)} best passages)"
-    return _Res((meeting,), desc, point=True), stop
+    return _Res((meeting,), desc, point=True)
 
 
 _AND_RE = re.compile(r"^\s*(?:and|to|through|until|till)\s+(?:the\s+)?$", re.I)

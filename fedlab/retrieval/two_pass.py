@@ -11,7 +11,7 @@ reorders the over-fetched candidates but keeps in-range passages ahead of out-of
 from __future__ import annotations
 
 import time
-from datetime import date, timedelta
+from datetime import date
 
 from fedlab.retrieval.dates import parse_date_hint
 from fedlab.retrieval.ranking import STATEMENT, RankingOptions
@@ -24,11 +24,7 @@ from fedlab.retrieval.types import DateHint, Hit, MetadataFilter, RetrievalResul
 def hint_filter(hint: DateHint, flt: MetadataFilter | None = None, end_grace_days: int = 0) -> MetadataFilter:
     """``flt`` narrowed to the hint's range, its end widened by ``end_grace_days``."""
     flt = flt or MetadataFilter()
-    hint_to = hint.date_to
-    if hint_to is not None and end_grace_days:
-        end = date.fromisoformat(hint_to)
-        hint_to = (end + timedelta(days=end_grace_days) if end < date.max - timedelta(days=end_grace_days)
-                   else date.max).isoformat()
+    hint_to = hint.widened_end(end_grace_days)
     lows = [d for d in (flt.date_from, hint.date_from) if d is not None]
     highs = [d for d in (flt.date_to, hint_to) if d is not None]
     return MetadataFilter(max(lows) if lows else None, min(highs) if highs else None, flt.doc_types)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date, timedelta
 
 from fedlab.chunking.chunk import Chunk
 
@@ -55,6 +56,14 @@ class DateHint:
     def __post_init__(self):
         if self.scope not in SCOPES:
             raise ValueError(f"DateHint scope {self.scope!r} is not one of {SCOPES}")
+
+    def widened_end(self, days: int) -> str | None:
+        """``date_to`` plus ``days`` (at most date.max): a two-day meeting that starts on a
+        month's last day is dated by its decision day, the 1st of the next month."""
+        if self.date_to is None or not days:
+            return self.date_to
+        end = date.fromisoformat(self.date_to)
+        return (end + timedelta(days=days) if end < date.max - timedelta(days=days) else date.max).isoformat()
 
 
 @dataclass(frozen=True)
