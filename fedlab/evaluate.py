@@ -195,7 +195,7 @@ def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
 
 
 def _write_agent(out_dir: Path, agent, cfg: DictConfig) -> None:
-    """agent_answers.jsonl, the reliability diagram and the calibrator in use."""
+    """agent_answers.jsonl, the reliability diagram, the risk-coverage curve and the calibrator in use."""
     import shutil
 
     import matplotlib
@@ -204,16 +204,23 @@ def _write_agent(out_dir: Path, agent, cfg: DictConfig) -> None:
     import matplotlib.pyplot as plt
 
     from fedlab.agent_eval.calibration import reliability_figure
+    from fedlab.agent_eval.selective import risk_coverage_figure
     from fedlab.io import write_jsonl
 
     write_jsonl(out_dir / "agent_answers.jsonl", agent.rows)
     (out_dir / "agent").mkdir(exist_ok=True)
-    curves = {"raw score": agent.curves["raw"]}
-    if cfg.agent.get("calibration"):
-        curves["calibrated"] = agent.curves["reported"]
+    if cfg.agent.get("calibration"):  # the answerability model: what is reported is P(what is said is right)
+        curves = {"reported confidence": agent.curves["reported"], "P(answerable)": agent.curves["raw"]}
+        selective = {"reported confidence": agent.risk_coverage["reported"]}
         shutil.copyfile(cfg.agent.calibration, out_dir / "agent" / "calibration.json")
+    else:
+        curves = {"retrieval score (uncalibrated)": agent.curves["raw"]}
+        selective = {"retrieval score (uncalibrated)": agent.risk_coverage["raw"]}
     fig = reliability_figure(curves, title=f"reliability ({cfg.dataset.split} split)")
     fig.savefig(out_dir / "agent" / "reliability.png")
+    plt.close(fig)
+    fig = risk_coverage_figure(selective, title=f"risk-coverage ({cfg.dataset.split} split)")
+    fig.savefig(out_dir / "agent" / "risk_coverage.png")
     plt.close(fig)
 
 

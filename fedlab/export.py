@@ -99,7 +99,7 @@ def print_exclusions(selection: Selection, metric: str, console=None) -> None:
 
 
 def render_production(best: Candidate, run_config: dict, keys: list[str], sweep_id: str,
-                      calibration: str | None = None) -> str:
+                      calibration: str | None = None, answerability: dict | None = None) -> str:
     m = best.metrics
     header = [
         "# fedlab production config — written by `python -m fedlab.export`; do not edit by hand,",
@@ -118,7 +118,7 @@ def render_production(best: Candidate, run_config: dict, keys: list[str], sweep_
             raise FedlabError(f"run {best.run_id} has no '{key}' in its config: export.pipeline_keys lists it")
         body[key] = run_config[key]
     if calibration:
-        body["agent"] = {"calibration": calibration}
+        body["agent"] = {"calibration": calibration, **({"answerability": answerability} if answerability else {})}
     body["production"] = {
         "source_run_id": best.run_id,
         "sweep_run_id": sweep_id,
@@ -172,21 +172,30 @@ def export(cfg: DictConfig) -> str:
     write_text(cfg.out, render_production(best, run_config, keys, sweep_id))
     print(f"wrote {cfg.out}: {best.name} (run {best.run_id}) {metric}={best.metrics[metric]:.3f}")
     if cfg.calibration.fit:
-        fit_calibration(cfg.out, cfg.calibration.out, cfg.paths.data_dir, cfg.calibration.get("method", "platt"))
-        write_text(cfg.out, render_production(best, run_config, keys, sweep_id, calibration_ref(cfg.calibration.out)))
-        print(f"the agent's confidence calibrator (fitted on the dev split): {cfg.calibration.out}")
+        fit_calibration(cfg.out, cfg.calibration.out, cfg.paths.data_dir, cfg.calibration.get("method", "logistic"))
+        write_text(cfg.out, render_production(best, run_config, keys, sweep_id, calibration_ref(cfg.calibration.out),
+                                              chosen_threshold(cfg.calibration.out)))
+        print(f"the agent's answerability model (fitted on the dev split): {cfg.calibration.out}")
     return str(cfg.out)
 
 
-def fit_calibration(production: str, out: str, data_dir: str, method: str = "platt") -> None:
-    """Fit the agent's confidence calibrator on the dev split with the exported pipeline."""
+def fit_calibration(production: str, out: str, data_dir: str, method: str = "logistic") -> None:
+    """Fit the agent's answerability model on the dev split with the exported pipeline."""
     from fedlab.agent_eval.calibrate import main as calibrate
 
     args = ["--config", str(production), "--split", "dev", "--out", str(out), "--method", str(method),
             "--set", f"paths.data_dir={data_dir}"]
     if calibrate(args) != 0:
-        raise FedlabError(f"fitting the calibrator for {production} failed (see above); "
+        raise FedlabError(f"fitting the answerability model for {production} failed (see above); "
                           "pass calibration.fit=false to export without one")
+
+
+def chosen_threshold(out: str) -> dict:
+    """The abstention threshold the fit chose and the target it was chosen for, for the config."""
+    from fedlab.agent.answerability import load_model
+
+    model = load_model(out)
+    return {"target_precision": model.meta.get("target_precision"), "threshold": round(model.threshold, 6)}
 
 
 def calibration_ref(out: str) -> str:

@@ -66,6 +66,7 @@ class Pipeline:
     retriever: Any  # fedlab.retrieval.two_pass.DateAwareRetriever
     embedder: Any | None
     info: BuildInfo
+    _by_doc: dict[str, list[Chunk]] | None = field(default=None, repr=False)
 
     def warm_up(self) -> None:
         """Load the query-side model now, so that no query pays for loading it (the MCP server
@@ -90,6 +91,19 @@ class Pipeline:
         """The meeting(s) ``question`` names by an event (fedlab.retrieval.events.EventHint), or
         None; only with ``retriever.events`` on."""
         return self.retriever.event_for(question)
+
+    @property
+    def timeline(self):
+        """The corpus's meeting timeline (fedlab.corpus.timeline), when the retriever has one."""
+        return getattr(self.retriever, "timeline", None)
+
+    def chunk_at(self, doc_id: str, offset: int) -> Chunk | None:
+        """The passage of ``doc_id`` whose searched span holds character ``offset``."""
+        if self._by_doc is None:
+            self._by_doc = {}
+            for c in self.chunks:
+                self._by_doc.setdefault(c.doc_id, []).append(c)
+        return next((c for c in self._by_doc.get(doc_id, ()) if c.start <= offset < c.end), None)
 
     def search(self, question: str, k: int | None = None, hint=None, flt=None):
         """Retrieve (``flt``: a MetadataFilter); ``embed_ms`` is the model's compute time,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import dspy
 import pytest
@@ -16,6 +17,7 @@ from fedlab.agent.types import CONFIDENCE_LEVELS
 from fedlab.errors import FedlabError
 from fedlab.lm.extractive import ExtractiveBackend, assess_query
 
+BM25_MODEL = Path(__file__).resolve().parent.parent / "conf" / "calibration" / "extractive-bm25.json"
 FACTUAL = "Where did the FOMC leave the fed funds target range at its January 2019 meeting?"
 
 
@@ -23,7 +25,8 @@ FACTUAL = "Where did the FOMC leave the fed funds target range at its January 20
 def cfg(corpus_dir):
     from fedlab.ask import compose_config
 
-    return compose_config("evaluate", ["retriever=bm25", f"paths.data_dir={corpus_dir.parent.parent}"])
+    return compose_config("evaluate", ["retriever=bm25", f"paths.data_dir={corpus_dir.parent.parent}",
+                                       f"agent.calibration={BM25_MODEL}"])
 
 
 @pytest.fixture(scope="module")
@@ -55,47 +58,62 @@ def test_factual_question_gets_cited_sentences_from_the_right_meeting(agent, sea
         assert c.title == search.document(c.doc_id).title
     first_sentence = a.answer.split(" [1]")[0]
     assert first_sentence in " ".join(a.citations[0].text.split())
-    assert 0.0 <= a.confidence <= 1.0 and a.raw_confidence == a.confidence
+    # one confidence: the model's P(correct answer), the level read from it; decided on P(answerable)
+    outcome = agent.model.outcome(a.signals)
+    assert a.confidence == pytest.approx(outcome.correct, abs=1e-6)
+    assert a.raw_confidence == pytest.approx(outcome.answerable, abs=1e-6)
+    assert a.raw_confidence >= agent.threshold
     assert a.confidence_level == level_for(a.confidence, agent.settings.thresholds)
-    assert {"top_score", "term_coverage", "date_coverage"} <= set(a.signals)
+    assert {"top_score", "term_coverage", "date_coverage", "idf_coverage", "vocab_share"} <= set(a.signals)
     assert a.lm_usage == {"prompt_tokens": 0, "completion_tokens": 0}
     assert a.latency_ms["total"] >= a.latency_ms["search"] > 0
 
 
 def test_off_topic_question_abstains_without_citations(agent):
     a = agent("How do I change a flat tire on a car?")
-    assert a.abstained and a.intent == "off_topic"
+    assert a.abstained and a.intent == "off_topic" and a.abstain_reason == "off_topic"
     assert a.citations == [] and final_markers(a.answer) == []
-    assert a.confidence_level == "insufficient" and a.attempts == 0
+    # the reported confidence is P(off topic): the probability that this abstention is right
+    assert a.confidence == pytest.approx(a.signals["p_off_topic"], abs=1e-6)
+    assert a.confidence >= agent.settings.off_topic_threshold
+    assert a.confidence_level == level_for(a.confidence, agent.settings.thresholds)
     assert "do not answer" in a.answer
 
 
-def test_low_confidence_reformulates_then_answers_from_the_best_attempt(cfg, search):
-    settings = AgentSettings(thresholds={"high": 0.99, "medium": 0.98, "low": 0.0}, max_reformulations=2)
-    a = AgentProgram(search, ExtractiveBackend(), settings)(FACTUAL)
-    assert a.attempts == 3 and a.confidence_level == "low"
-    assert a.latency_ms["reformulate"] >= 0
+def test_weak_evidence_reformulates_then_abstains_with_the_probability_it_is_right(search):
+    from test_answerability import constant_model
+
+    weak = constant_model(p_correct=0.1, p_wrong=0.2, p_off=0.01, threshold=0.5)
+    a = AgentProgram(search, ExtractiveBackend(), AgentSettings(max_reformulations=2), model=weak)(FACTUAL)
+    assert a.abstained and a.abstain_reason == "weak_evidence" and a.attempts == 3 and not a.citations
+    assert a.latency_ms["reformulate"] >= 0 and a.retrieved_chunk_ids
+    assert a.confidence == pytest.approx(0.7) and a.confidence_level == "medium"  # P(unanswerable)
+    assert a.raw_confidence == pytest.approx(0.3)  # P(answerable), below the threshold
+
+
+def test_enough_evidence_answers_from_the_first_search_with_p_correct(search):
+    from test_answerability import constant_model
+
+    strong = constant_model(p_correct=0.8, p_wrong=0.1, p_off=0.01, threshold=0.5)
+    a = AgentProgram(search, ExtractiveBackend(), AgentSettings(), model=strong)(FACTUAL)
+    assert not a.abstained and a.attempts == 1 and a.citations
+    assert (a.confidence, a.confidence_level) == (pytest.approx(0.8), "high")
     assert_grounded(a)
+    # the config's threshold overrides the model's
+    settings = AgentSettings(answerability={"threshold": 0.95}, max_reformulations=1)
+    b = AgentProgram(search, ExtractiveBackend(), settings, model=strong)(FACTUAL)
+    assert b.abstained and b.attempts == 2 and b.abstain_reason == "weak_evidence"
+    off = constant_model(p_correct=0.8, p_wrong=0.1, p_off=0.9, threshold=0.5)
+    c = AgentProgram(search, ExtractiveBackend(), AgentSettings(), model=off)(FACTUAL)
+    assert c.abstained and c.abstain_reason == "off_topic" and c.confidence == pytest.approx(0.9)
 
 
-def test_insufficient_evidence_abstains_at_once(search):
-    settings = AgentSettings(thresholds={"high": 1.0, "medium": 1.0, "low": 1.0})
-    a = AgentProgram(search, ExtractiveBackend(), settings)(FACTUAL)
-    assert a.abstained and a.attempts == 1 and a.citations == []
-    assert a.confidence_level == "insufficient" and a.retrieved_chunk_ids
-
-
-def test_calibrator_maps_raw_to_reported_confidence(search):
-    class Halve:
-        def predict(self, raw: float) -> float:
-            return raw / 2
-
-    a = AgentProgram(search, ExtractiveBackend(), AgentSettings(), calibrator=Halve())(FACTUAL)
-    plain = AgentProgram(search, ExtractiveBackend(), AgentSettings())(FACTUAL)
-    assert a.confidence == pytest.approx(a.raw_confidence / 2, abs=1e-6)
-    # Decisions and the level follow the raw score, so calibration changes only what is reported.
-    assert a.confidence_level == level_for(a.raw_confidence, AgentSettings().thresholds)
-    assert (a.answer, a.abstained, a.attempts) == (plain.answer, plain.abstained, plain.attempts)
+def test_without_a_model_the_agent_answers_from_its_first_search(search):
+    a = AgentProgram(search, ExtractiveBackend(), AgentSettings())(FACTUAL)
+    assert not a.abstained and a.attempts == 1 and a.raw_confidence == a.confidence
+    assert a.confidence_level == level_for(a.confidence, AgentSettings().thresholds)
+    off = AgentProgram(search, ExtractiveBackend(), AgentSettings())("How do I change a flat tire on a car?")
+    assert off.abstained and off.abstain_reason == "off_topic" and off.attempts == 0  # the backend's judgement
 
 
 def test_lost_in_the_middle_ordering_keeps_citations_grounded(search):
@@ -206,20 +224,18 @@ def test_local_gemma_backend_answers_are_grounded(search):
     assert a.abstained == (a.citations == [])
 
 
-def test_calibration_path_in_the_config_is_applied(cfg, search, tmp_path):
+def test_the_model_in_the_config_is_applied_and_checked(cfg, search, tmp_path):
     from omegaconf import OmegaConf
 
-    from fedlab.agent_eval.calibration import fit_calibrator
-
-    path = tmp_path / "calibrator.json"
-    fit_calibrator([0.1, 0.2, 0.3, 0.6, 0.7, 0.9], [False, False, False, True, True, True], method="platt").save(path)
-    calibrated = OmegaConf.merge(cfg, {"agent": {"calibration": str(path)}})
-    agent = build_agent(calibrated, search=search)
-    a = agent(FACTUAL)
-    assert a.confidence == pytest.approx(agent.calibrator.predict(a.raw_confidence), abs=1e-6)
-    assert a.confidence != a.raw_confidence
-    with pytest.raises(FedlabError):
+    agent = build_agent(cfg, search=search)
+    assert agent.model is not None and agent.threshold == agent.model.threshold
+    with pytest.raises(FedlabError, match="does not exist"):
         build_agent(OmegaConf.merge(cfg, {"agent": {"calibration": str(tmp_path / "missing.json")}}), search=search)
+    hybrid = OmegaConf.merge(cfg, {"retriever": {"kind": "hybrid"}})
+    with pytest.raises(FedlabError, match="fitted for bm25 retrieval, this config retrieves with hybrid"):
+        build_agent(hybrid, search=search)
+    with pytest.raises(FedlabError, match="agent.answerability.threshold"):
+        AgentSettings(answerability={"threshold": 1.5})
 
 
 def test_coverage_is_a_fact_about_the_corpus_not_a_confidence(agent, search):

@@ -356,11 +356,10 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"calibration: {cal.resolve()}" in proc.stdout
     fitted = json.loads(cal.read_text())
-    assert fitted["method"] == "platt" and fitted["meta"]["split"] == "dev"
-    # the calibrator must discriminate on the split it was fitted on, not pool it into a few values
-    from fedlab.agent_eval.calibration import MIN_DISTINCT
-
-    assert fitted["meta"]["distinct_outputs"] >= MIN_DISTINCT
+    assert fitted["kind"] == "fedlab.answerability/1" and fitted["meta"]["split"] == "dev"
+    assert fitted["meta"]["retriever"] == "bm25" and fitted["meta"]["threshold_from"] == "out-of-fold"
+    # out of fold on dev, the model must tell answerable from unanswerable questions better than chance
+    assert fitted["meta"]["oof_auroc_answerable"] > 0.6 and 0 < fitted["threshold"] < 1
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     out = tmp_path / "metrics.json"
@@ -372,7 +371,8 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     m = json.loads(out.read_text())
     for name in ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "correctness",
-                 "citation_support", "support", "ece", "brier", "ece_raw", "brier_raw",
+                 "citation_support", "support", "ece", "brier", "ece_raw", "brier_raw", "auroc",
+                 "coverage@precision0.9",
                  "latency_p50_ms_agent_total", "latency_p95_ms_agent_search", "lm_prompt_tokens", "lm_completion_tokens"):
         assert name in m, name
     for name in ("answer_accuracy", "abstention_accuracy", "citation_support", "support", "ece", "brier"):
@@ -390,7 +390,7 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
     arts = {a.path for a in client.list_artifacts(run.info.run_id)}
     assert {"agent_answers.jsonl", "agent", "per_question.jsonl"} <= arts
     assert {a.path for a in client.list_artifacts(run.info.run_id, "agent")} == {
-        "agent/reliability.png", "agent/calibration.json"}
+        "agent/reliability.png", "agent/risk_coverage.png", "agent/calibration.json"}
     rows = [json.loads(x) for x in Path(client.download_artifacts(run.info.run_id, "agent_answers.jsonl",
                                                                    str(tmp_path))).read_text().splitlines()]
     assert len(rows) == 131

@@ -21,7 +21,8 @@ CITATION_KEYS = {"n", "doc_id", "chunk_id", "title", "meeting_date", "section"}
 
 def ask(corpus_dir, *args, timeout=120):
     env = {**os.environ, "FEDLAB_DATA_DIR": str(corpus_dir.parent.parent)}
-    return subprocess.run([sys.executable, "-m", "fedlab.ask", "--config", "evaluate", "--set", "retriever=bm25", *args],
+    return subprocess.run([sys.executable, "-m", "fedlab.ask", "--config", "evaluate", "--set", "retriever=bm25",
+                           "--set", f"agent.calibration={ROOT / 'conf/calibration/extractive-bm25.json'}", *args],
                           capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
 
 

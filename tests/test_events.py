@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from datetime import date
 
+from pathlib import Path
+
 import pytest
 
 from fedlab.corpus.timeline import Meeting, Timeline, build_timeline
@@ -370,7 +372,8 @@ def test_the_pipeline_narrows_an_event_question_to_its_meeting(corpus_dir, tmp_p
     from fedlab.agent.searcher import SearchAccess
     from fedlab.ask import compose_config
 
-    agent = build_agent(compose_config("evaluate", [*common, "retriever.events=true", "lm=extractive"]),
+    agent = build_agent(compose_config("evaluate", [*common, "retriever.events=true", "lm=extractive",
+                                                    f"agent.calibration={Path(__file__).resolve().parent.parent / 'conf/calibration/extractive-bm25.json'}"]),
                         search=SearchAccess(on, on.corpus.by_id.get))
     assert "runoff" in agent.event_for(question)
     searched = []

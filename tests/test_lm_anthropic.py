@@ -137,6 +137,7 @@ def test_ask_without_key_prints_one_line_and_the_sources(corpus_dir):
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
     env["FEDLAB_DATA_DIR"] = str(corpus_dir.parent.parent)
     proc = subprocess.run([sys.executable, "-m", "fedlab.ask", "--config", "evaluate", "--set", "retriever=bm25",
+                           "--set", f"agent.calibration={ROOT / 'conf/calibration/extractive-bm25.json'}",
                            "--set", "lm=anthropic", QUESTION], capture_output=True, text=True, env=env, cwd=ROOT,
                           timeout=120)
     assert proc.returncode == 3

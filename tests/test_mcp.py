@@ -6,6 +6,8 @@ import sys
 import time
 
 import anyio
+from pathlib import Path
+
 import pytest
 
 from fedlab.errors import FedlabError
@@ -267,7 +269,7 @@ def test_agent_answers_the_same_through_mcp_and_direct(overrides, direct):
     from fedlab.agent.build import build_agent
     from fedlab.ask import compose_config
 
-    sets = [*overrides, "lm=extractive"]
+    sets = [*overrides, "lm=extractive", f"agent.calibration={Path(__file__).resolve().parent.parent / 'conf/calibration/extractive-bm25.json'}"]
     via_direct = build_agent(compose_config("evaluate", sets))
     via_mcp = build_agent(compose_config("evaluate", [*sets, "agent.transport=mcp"]))
     try:

@@ -288,6 +288,8 @@ def test_gate_exit_codes_and_data_check(ws, tmp_path):
 
     production = yaml.safe_load((ROOT / "conf" / "production.yaml").read_text())
     production["retriever"] = {**production["retriever"], "kind": "bm25"}
+    # the answerability model is fitted per retriever kind: the BM25 one, with its own threshold
+    production["agent"] = {"calibration": str(ROOT / "conf" / "calibration" / "extractive-bm25.json")}
     production["production"]["corpus_hash"] = load_corpus(Path(ws["data"]) / "corpus" / "fomc").content_hash
     production["production"]["dataset_hash"] = dataset_hash(ROOT / "datasets" / "fomc_qa" / "fomc_qa.jsonl")
     path = tmp_path / "prod.yaml"

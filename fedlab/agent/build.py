@@ -41,7 +41,7 @@ def build_backend(cfg):
 
 def build_agent(cfg, search=None, backend=None):
     """The AgentProgram ``cfg`` describes; ``search`` (a SearchAccess) and ``backend`` may be supplied."""
-    from fedlab.agent.confidence import load_calibrator
+    from fedlab.agent.answerability import load_model
     from fedlab.agent.program import AgentProgram
     from fedlab.agent.searcher import open_search
 
@@ -49,5 +49,19 @@ def build_agent(cfg, search=None, backend=None):
     settings = settings_from(cfg)
     search = search or open_search(cfg, settings.transport)
     backend = backend or build_backend(cfg)
-    return AgentProgram(search, backend, settings, calibrator=load_calibrator(settings.calibration),
-                        today=default_today(cfg))
+    model = load_model(settings.calibration)
+    check_model(model, cfg)
+    return AgentProgram(search, backend, settings, model=model, today=default_today(cfg))
+
+
+def check_model(model, cfg) -> None:
+    """The answerability model's features depend on the retriever kind it was fitted with: refuse
+    to apply it to another kind, in one line that says how to fit the right one."""
+    if model is None or "retriever" not in cfg:
+        return
+    fitted, kind = model.meta.get("retriever"), cfg.retriever.get("kind")
+    if fitted and kind and fitted != kind:
+        raise FedlabError(
+            f"agent.calibration={cfg.agent.calibration} was fitted for {fitted} retrieval, this config retrieves "
+            f"with {kind}: fit one (`python -m fedlab.agent_eval.calibrate --set retriever={kind} "
+            f"--out conf/calibration/extractive-{kind}.json`) and pass agent.calibration=…, or agent.calibration=null")

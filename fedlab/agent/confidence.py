@@ -9,31 +9,19 @@ it does not apply):
                  passages — BM25's stemmed tokens, so it works for every retriever
   agreement      hybrid only: overlap of the top-n by dense score and the top-n by BM25 score
   date_coverage  with a date hint: share of the top passages dated inside the hinted range
-The raw confidence is their weighted mean over the signals present. The level — and with it
-every decision the agent takes (reformulate, abstain) — is read from the raw score with the
-thresholds of conf/agent/default.yaml; a calibrator (any object with ``predict(raw) -> float``)
-maps the raw score to the reported probability of a correct answer. Deciding on the raw score
-keeps the agent's behaviour — and so the population the calibrator was fitted on — unchanged
-when calibration is switched on.
+The retrieval score is their weighted mean over the signals present: uncalibrated, it is what
+an agent without an answerability model reports, and one feature of that model
+(fedlab.agent.answerability), which takes every decision and reports the confidence. The levels
+are read from a reported confidence with the thresholds of conf/agent/default.yaml.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass, field
 
 from fedlab.agent.types import CONFIDENCE_LEVELS
 from fedlab.errors import FedlabError
 from fedlab.retrieval.types import DateHint, Hit
 
 DEFAULT_WEIGHTS = {"top_score": 1.0, "margin": 0.5, "term_coverage": 2.0, "agreement": 0.5, "date_coverage": 1.0}
-DEFAULT_THRESHOLDS = {"high": 0.55, "medium": 0.40, "low": 0.25}
-
-
-@dataclass(frozen=True)
-class Confidence:
-    raw: float
-    value: float  # calibrated when a calibrator is set, else == raw
-    level: str
-    signals: dict[str, float] = field(default_factory=dict)
+DEFAULT_THRESHOLDS = {"high": 0.75, "medium": 0.50, "low": 0.25}
 
 
 def level_for(value: float, thresholds: dict[str, float]) -> str:
@@ -97,30 +85,3 @@ def combine(signals: dict[str, float], weights: dict[str, float]) -> float:
     used = {k: float(weights.get(k, 0.0)) for k in signals if weights.get(k, 0.0) > 0}
     total = sum(used.values())
     return _clip(sum(signals[k] * w for k, w in used.items()) / total) if total else 0.0
-
-
-def load_calibrator(path: str | None):
-    """The calibrator saved at ``path`` (fedlab.agent_eval.calibration), or None; imported lazily."""
-    if not path:
-        return None
-    try:
-        from fedlab.agent_eval import calibration
-    except ImportError as exc:
-        raise FedlabError(f"agent.calibration={path!r} needs fedlab.agent_eval.calibration ({exc})") from None
-    loader = getattr(calibration, "load_calibrator", None)
-    if loader is None:
-        raise FedlabError("fedlab.agent_eval.calibration has no load_calibrator(path): cannot apply agent.calibration")
-    try:
-        calibrator = loader(path)
-    except (OSError, ValueError) as exc:
-        raise FedlabError(f"cannot load the calibrator {path!r}: {exc}") from None
-    if not callable(getattr(calibrator, "predict", None)):
-        raise FedlabError(f"the calibrator loaded from {path!r} has no predict(raw) method")
-    return calibrator
-
-
-def assess(signals: dict[str, float], weights: dict[str, float], thresholds: dict[str, float],
-           calibrator=None) -> Confidence:
-    raw = combine(signals, weights)
-    value = _clip(calibrator.predict(raw)) if calibrator is not None else raw
-    return Confidence(round(raw, 6), round(value, 6), level_for(raw, thresholds), signals)

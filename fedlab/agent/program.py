@@ -2,12 +2,19 @@
 synthesize_answer → validate_citations, as one DSPy module.
 
 Decisions (FedQuery's workflow, made explicit):
-- off_topic intent abstains without searching; unclear intent searches like fomc.
-- a search whose level is ``low`` is retried with a reformulated query, at most
-  ``max_reformulations`` times; ``insufficient`` abstains at once (rewording does not create
-  evidence). The best-scoring attempt is answered from, even if it stays ``low`` — its level is
-  shown with the answer.
+- a question dated wholly outside the documents' meetings is answered with their coverage (a fact,
+  confidence 1.0); one reaching past it is answered with a coverage note.
+- every other decision is the answerability model's (``agent.calibration``, fitted on dev by
+  ``python -m fedlab.agent_eval.calibrate``; fedlab.agent.answerability): the first search's
+  features say whether the question is off topic; a search whose P(answerable) is below the
+  model's threshold is retried with a reformulated query, at most ``max_reformulations`` times,
+  and the agent abstains when no attempt reaches it. The attempt most likely answerable is
+  answered from.
 - an answer left with no valid citation after validation is not grounded: the agent abstains.
+- the reported confidence is the model's probability that what the agent says is right, and the
+  level is read from it. Without a model (``agent.calibration: null``, the mode the model is
+  fitted in) the agent answers from its first search whatever the evidence, and reports the
+  uncalibrated retrieval score.
 """
 from __future__ import annotations
 
@@ -18,8 +25,10 @@ from datetime import date
 import dspy
 
 from fedlab.agent.citations import ground_citations
-from fedlab.agent.confidence import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, Confidence, assess, check_thresholds
+from fedlab.agent.answerability import AnswerabilityModel, Outcome
+from fedlab.agent.confidence import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, check_thresholds, combine, level_for
 from fedlab.agent.confidence import retrieval_signals
+from fedlab.agent.evidence import QuestionTerms, Vocabulary, evidence_features, question_features, question_terms
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.signatures import AssessQuery, ReformulateQuery, SynthesizeAnswer
 from fedlab.agent.types import AgentAnswer, Citation
@@ -50,23 +59,34 @@ class AgentSettings:
     weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
     signal_top_n: int = 5
     bm25_half: float = 10.0  # BM25 score mapped to 0.5 by the top_score signal
-    calibration: str | None = None  # path to a saved calibrator (fedlab.agent_eval.calibration)
+    calibration: str | None = None  # the answerability model (fedlab.agent.answerability); None: unmodelled
+    answerability: dict = field(default_factory=dict)  # threshold (None: the model's), target_precision
+    off_topic_threshold: float = 0.5  # P(off topic) at or above which the question is off topic
+    decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence
     today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today
 
     def __post_init__(self):
         self.thresholds = check_thresholds(dict(self.thresholds))
         self.weights = {k: float(v) for k, v in dict(self.weights).items()}
+        self.answerability = dict(self.answerability or {})
         if self.ordering not in ORDERINGS:
             raise FedlabError(f"agent.ordering={self.ordering!r}: choose one of {', '.join(ORDERINGS)}")
         if int(self.max_reformulations) < 0 or int(self.max_context) < 1:
             raise FedlabError("agent.max_reformulations must be >= 0 and agent.max_context >= 1")
+        threshold = self.answerability.get("threshold")
+        for name, value in (("agent.answerability.threshold", threshold),
+                            ("agent.off_topic_threshold", self.off_topic_threshold)):
+            if value is not None and not 0.0 <= float(value) <= 1.0:
+                raise FedlabError(f"{name}={value} must be a probability in [0, 1]")
 
 
 @dataclass
 class _Attempt:
     query: str
     result: RetrievalResult
-    confidence: Confidence
+    raw: float  # the uncalibrated retrieval score (fedlab.agent.confidence.combine)
+    signals: dict[str, float]  # the retrieval signals, plus the model's features when it has a vocabulary
+    outcome: Outcome | None  # the answerability model's probabilities (None: no model)
 
 
 def hint_from(prediction, question: str) -> DateHint | None:
@@ -121,20 +141,32 @@ class AgentProgram(dspy.Module):
     """Answer FOMC questions with citations grounded in the retrieved passages.
 
     search: a SearchAccess (fedlab.agent.searcher); backend: an `lm` config object with
-    ``predictor(signature)``, ``context()``, ``usage_mark()``/``usage_since()``.
+    ``predictor(signature)``, ``context()``, ``usage_mark()``/``usage_since()``; model: the
+    answerability model (None: unmodelled); vocabulary: the corpus vocabulary the features are
+    computed with when there is no model (fitting one).
     """
 
-    def __init__(self, search: SearchAccess, backend, settings: AgentSettings | None = None, calibrator=None,
-                 today: str | None = None):
+    def __init__(self, search: SearchAccess, backend, settings: AgentSettings | None = None,
+                 model: AnswerabilityModel | None = None, today: str | None = None,
+                 vocabulary: Vocabulary | None = None):
         super().__init__()
         self.search_access = search
         self.backend = backend
         self.settings = settings or AgentSettings()
-        self.calibrator = calibrator
+        self.model = model
+        self.vocabulary = model.vocabulary if model is not None else vocabulary
         self.today = self.settings.today or today or date.today().isoformat()
         self.assess_query = backend.predictor(AssessQuery)
         self.reformulate_query = backend.predictor(ReformulateQuery)
         self.synthesize_answer = backend.predictor(SynthesizeAnswer)
+
+    @property
+    def threshold(self) -> float | None:
+        """P(answerable) below which the agent abstains: the config's, else the model's."""
+        if self.model is None:
+            return None
+        chosen = self.settings.answerability.get("threshold")
+        return float(chosen) if chosen is not None else self.model.threshold
 
     # -- steps -------------------------------------------------------------------------------
     def coverage(self) -> tuple[str, str] | None:
@@ -152,14 +184,23 @@ class AgentProgram(dspy.Module):
     def search(self, query: str, hint: DateHint | None) -> RetrievalResult:
         return self.search_access.searcher.search(query, k=self.settings.top_k, hint=hint)
 
-    def evaluate_confidence(self, question: str, result: RetrievalResult) -> Confidence:
+    def evaluate_confidence(self, question: str, query: str, result: RetrievalResult,
+                            terms: QuestionTerms | None, asked: dict[str, float]) -> _Attempt:
+        """One search judged: its retrieval signals and score, and — with a vocabulary — the
+        question and evidence features, scored by the model when there is one."""
         s = self.settings
-        terms = set(_TOKENS(question))
+        words = set(_TOKENS(question))
         if result.hint is not None and result.hint.text:
-            terms -= set(_TOKENS(result.hint.text))
-        signals = retrieval_signals(terms, result.hits, lambda h: set(_TOKENS(h.chunk.text)), result.hint,
+            words -= set(_TOKENS(result.hint.text))
+        signals = retrieval_signals(words, result.hits, lambda h: set(_TOKENS(h.chunk.text)), result.hint,
                                     top_n=s.signal_top_n, bm25_half=s.bm25_half)
-        return assess(signals, s.weights, s.thresholds, self.calibrator)
+        raw = combine(signals, s.weights)
+        features = dict(signals)
+        if terms is not None:
+            features = {**asked, **evidence_features(terms, result.hits, signals, self.vocabulary),
+                        "retrieval_score": raw}
+        outcome = self.model.outcome(features) if self.model is not None else None
+        return _Attempt(query, result, raw, {k: round(v, 6) for k, v in features.items()}, outcome)
 
     def context(self, hits: list[Hit]) -> list[Hit]:
         top = hits[:self.settings.max_context]
@@ -168,6 +209,28 @@ class AgentProgram(dspy.Module):
 
             top = lost_in_the_middle(top)
         return top
+
+    def decision_hits(self, hint: DateHint | None, shown: list[Hit]) -> list[tuple[Hit, tuple[int, int]]]:
+        """For a question spanning several meetings: each policy meeting's decision sentence in the
+        range, from the searcher's meeting timeline, as (the passage holding it, its span); none
+        when the searcher has no timeline or the question names one meeting."""
+        timeline = getattr(self.search_access.searcher, "timeline", None)
+        locate = getattr(self.search_access.searcher, "chunk_at", None)
+        if not self.settings.decision_passages or timeline is None or locate is None or hint is None \
+                or hint.scope not in ("span", "year", "multi_year"):
+            return []
+        hi = hint.widened_end(1) or "9999-12-31"
+        out, seen = [], {h.chunk.chunk_id for h in shown}
+        for meeting in timeline:
+            d = meeting.decision
+            if d is None or not ((hint.date_from or "0000") <= meeting.date <= hi):
+                continue
+            chunk = locate(d.sentence.doc_id, d.sentence.start)
+            if chunk is None or chunk.chunk_id in seen:
+                continue
+            seen.add(chunk.chunk_id)
+            out.append((Hit(chunk, 0.0), (d.sentence.start, d.sentence.end)))
+        return out
 
     def citation(self, n: int, hit: Hit) -> Citation:
         chunk = hit.chunk
@@ -178,6 +241,9 @@ class AgentProgram(dspy.Module):
         else:
             title, text, section = doc.title, doc.text[start:end], chunk.section or doc.section_at(start)
         return Citation(n, chunk.chunk_id, chunk.doc_id, title, chunk.meeting_date, section, text)
+
+    def reported(self, value: float) -> tuple[float, str]:
+        return round(float(value), 6), level_for(value, self.settings.thresholds)
 
     # -- the program -------------------------------------------------------------------------
     def forward(self, question: str) -> AgentAnswer:
@@ -197,20 +263,22 @@ class AgentProgram(dspy.Module):
             assessed = self.assess_query(question=question, today=self.today, event=self.event_for(question))
             timings["assess"] = (time.perf_counter() - t) * 1000
         intent = assessed.intent if assessed.intent in ("fomc", "off_topic", "unclear") else "unclear"
-        if intent == "off_topic":
+        if intent == "off_topic" and self.vocabulary is None:  # no classifier: the backend's judgement
             return done(AgentAnswer(question, ABSTAIN_OFF_TOPIC, True, 0.0, "insufficient", intent=intent,
-                                    abstain_reason="off_topic",
-                                    attempts=0, raw_confidence=0.0))
+                                    abstain_reason="off_topic", attempts=0, raw_confidence=0.0))
         hint = hint_from(assessed, question)
-        coverage = self.coverage()
-        outside, partial = coverage_check(hint, coverage)
+        outside, partial = coverage_check(hint, self.coverage())
         if outside:  # certain: the documents hold no meeting in the question's period
             return done(AgentAnswer(question, outside, True, 1.0, "high", intent=intent, attempts=0,
                                     raw_confidence=1.0, abstain_reason="coverage"))
 
+        terms = asked = None
+        if self.vocabulary is not None:
+            terms = question_terms(question, hint, self.vocabulary)
+            asked = {**question_features(terms, hint, self.vocabulary), "intent_off_topic": float(intent == "off_topic")}
         attempts: list[_Attempt] = []
         query = question
-        for i in range(int(self.settings.max_reformulations) + 1):
+        for i in range(int(self.settings.max_reformulations) + 1 if self.model is not None else 1):
             if i:
                 with self.backend.context():
                     t = time.perf_counter()
@@ -219,33 +287,60 @@ class AgentProgram(dspy.Module):
             t = time.perf_counter()
             result = self.search(query, hint)
             timings["search"] += (time.perf_counter() - t) * 1000
-            attempts.append(_Attempt(query, result, self.evaluate_confidence(question, result)))
-            if attempts[-1].confidence.level != "low":
+            attempts.append(self.evaluate_confidence(question, query, result, terms, asked or {}))
+            if self.model is None or attempts[-1].outcome.answerable >= self.threshold:
                 break
-        best = max(attempts, key=lambda a: a.confidence.value)
-        conf = best.confidence
+            if i == 0 and self.model.off_topic_p(attempts[0].signals) >= self.settings.off_topic_threshold:
+                break
         retrieved = list(dict.fromkeys(h.chunk.chunk_id for a in attempts for h in a.result.hits))
-        base = dict(intent=intent, attempts=len(attempts), raw_confidence=conf.raw, signals=dict(conf.signals),
-                    retrieved_chunk_ids=retrieved)
-        if conf.level == "insufficient":
-            return done(AgentAnswer(question, ABSTAIN_NO_EVIDENCE, True, conf.value, conf.level,
-                                    abstain_reason="weak_evidence", **base))
+        if self.model is None:
+            best = attempts[0]
+            value, level = self.reported(best.raw)
+            base = dict(intent=intent, attempts=1, raw_confidence=best.raw, signals=best.signals,
+                        retrieved_chunk_ids=retrieved)
+        else:
+            p_off = self.model.off_topic_p(attempts[0].signals)
+            if p_off >= self.settings.off_topic_threshold:
+                value, level = self.reported(p_off)
+                return done(AgentAnswer(question, ABSTAIN_OFF_TOPIC, True, value, level, intent="off_topic",
+                                        abstain_reason="off_topic", attempts=len(attempts),
+                                        raw_confidence=attempts[0].outcome.answerable,
+                                        signals={**attempts[0].signals, "p_off_topic": round(p_off, 6)},
+                                        retrieved_chunk_ids=retrieved))
+            best = max(attempts, key=lambda a: a.outcome.answerable)
+            base = dict(intent=intent, attempts=len(attempts), raw_confidence=round(best.outcome.answerable, 6),
+                        signals={**best.signals, "p_off_topic": round(p_off, 6)}, retrieved_chunk_ids=retrieved)
+            if best.outcome.answerable < self.threshold:
+                value, level = self.reported(best.outcome.unanswerable)
+                return done(AgentAnswer(question, ABSTAIN_NO_EVIDENCE, True, value, level,
+                                        abstain_reason="weak_evidence", **base))
+            value, level = self.reported(best.outcome.correct)
 
         hits = self.context(best.result.hits)
-        docs = [self.citation(n, h) for n, h in enumerate(hits, start=1)]
-        passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs]
+        extra = self.decision_hits(hint, hits)
+        docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _ in extra)], start=1)]
+        passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
+        for c, (hit, (start, end)) in zip(docs[len(hits):], extra):
+            doc = self.search_access.document(hit.chunk.doc_id)
+            sentence = doc.text[start:end] if doc is not None else c.text
+            passages.append(format_passage(c.n, c.title, c.meeting_date, c.section, sentence))
+        if extra:
+            base["retrieved_chunk_ids"] = list(dict.fromkeys([*retrieved, *(h.chunk.chunk_id for h, _ in extra)]))
         with self.backend.context():
             t = time.perf_counter()
             draft = self.synthesize_answer(question=question, passages=passages).answer
             timings["synthesize"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        grounded = ground_citations(str(draft or ""), [h.chunk.chunk_id for h in hits], set(retrieved))
+        shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, _ in extra]
+        grounded = ground_citations(str(draft or ""), shown, set(base["retrieved_chunk_ids"]))
         citations = [Citation(n, **{k: v for k, v in vars(docs[pos - 1]).items() if k != "n"})
                      for n, pos in enumerate(grounded.cited, start=1)]
         timings["validate"] = (time.perf_counter() - t) * 1000
         if not citations:
-            return done(AgentAnswer(question, ABSTAIN_UNGROUNDED, True, conf.value, conf.level,
+            if best.outcome is not None:
+                value, level = self.reported(best.outcome.unanswerable)
+            return done(AgentAnswer(question, ABSTAIN_UNGROUNDED, True, value, level,
                                     dropped_citations=grounded.dropped, abstain_reason="ungrounded", **base))
-        return done(AgentAnswer(question, grounded.text, False, conf.value, conf.level, citations,
+        return done(AgentAnswer(question, grounded.text, False, value, level, citations,
                                 dropped_citations=grounded.dropped, coverage_note=partial, **base))

@@ -1,20 +1,25 @@
-"""`python -m fedlab.agent_eval.calibrate`: fit the agent's confidence calibrator on the dev split.
+"""`python -m fedlab.agent_eval.calibrate`: fit the agent's answerability model on the dev split.
 
     python -m fedlab.agent_eval.calibrate                       # evaluate config, agent=default lm=extractive
-    python -m fedlab.agent_eval.calibrate --config production --method platt
-    python -m fedlab.agent_eval.calibrate --set retriever=bm25 --out /tmp/cal.json
+    python -m fedlab.agent_eval.calibrate --config production --target-precision 0.9
+    python -m fedlab.agent_eval.calibrate --set retriever=bm25 --out /tmp/model.json
 
-The agent answers every question of the split; an answer is correct when it is an answer to
-an answerable question stating all key facts, or an abstention on an unanswerable / off-topic
-question. The raw confidence (``AgentAnswer.raw_confidence``) is fitted against that, and the
-calibrator is written as plain JSON (default ``conf/calibration/<lm>-<retriever>.json``: the
-raw score depends on both). The lines that make a config use it are printed last.
+The agent answers every question of the split with no model (every question it searches is
+answered from its first search) and records each question's features; an answer is correct
+when it is an answer to an answerable question stating all key facts. The model
+(fedlab.agent.answerability: an off-topic head and a correct / wrong / unanswerable head) is
+fitted on those rows, its abstention threshold chosen out of fold for the target precision
+(fedlab.agent_eval.fit_answerability), and written as plain JSON (default
+``conf/calibration/<lm>-<retriever>.json``: the features depend on both). The lines that make a
+config use it are printed last.
 """
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+
+import numpy as np
 
 from fedlab.errors import FedlabError
 
@@ -50,8 +55,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--config", default=DEFAULT_CONFIG, help="config name in conf/ or a YAML path (default: evaluate)")
     p.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
                    help="a config override, repeatable (e.g. --set lm=anthropic --set retriever=bm25)")
-    p.add_argument("--method", default=None, choices=("isotonic", "platt"),
-                   help="default: platt (monotone and smooth: it keeps the ranking of the raw scores)")
+    p.add_argument("--method", default="logistic", choices=("logistic", "platt"),
+                   help="logistic regression heads (platt: the same, the name earlier versions used)")
+    p.add_argument("--target-precision", type=float, default=None,
+                   help="share of answered questions that must be answerable (default: agent.answerability.target_precision)")
     p.add_argument("--split", default="dev", help="split to fit on (default: dev; never fit on test)")
     p.add_argument("--out", default=None, help="where to write the calibrator JSON")
     args = p.parse_args(argv)
@@ -66,41 +73,65 @@ def _run(args) -> int:
     from rich.console import Console
 
     from fedlab.agent.build import build_agent
+    from fedlab.agent.evidence import Vocabulary
     from fedlab.agent.searcher import open_direct
-    from fedlab.agent_eval.calibration import brier, collapse_problem, distinct_outputs, ece, fit_calibrator
+    from fedlab.agent_eval.calibration import brier, ece
+    from fedlab.agent_eval.fit_answerability import Row, fit_model, out_of_fold
     from fedlab.agent_eval.harness import run_agent
-    from fedlab.agent_eval.measures import judge_answer, raw_score
+    from fedlab.agent_eval.measures import judge_answer
+    from fedlab.agent_eval.selective import auroc
     from fedlab.eval.harness import dataset_hash, load_split
     from fedlab.pipeline import build_pipeline
 
     console = Console(stderr=True)
-    cfg = compose_for_agent(args.config, args.sets, args.split)
-    method = args.method or "platt"
+    cfg = compose_for_agent(args.config, [*args.sets, "agent.calibration=null"], args.split)
+    target = args.target_precision if args.target_precision is not None else \
+        float(cfg.agent.get("answerability", {}).get("target_precision") or 0.9)
+    if not 0.0 < target <= 1.0:
+        raise FedlabError(f"--target-precision={target} must be in (0, 1]")
     questions = load_split(cfg.dataset.path, cfg.dataset.split)
     pipeline = build_pipeline(cfg, progress=True)  # what a cold cache builds, shown on stderr
+    vocabulary = Vocabulary.from_chunks(pipeline.chunks)
     agent = build_agent(cfg, search=open_direct(cfg, pipeline))
-    agent.calibrator = None  # fit on raw scores, whatever the config applies
+    agent.model, agent.vocabulary = None, vocabulary  # unmodelled: answer from the first search, record features
     answers = run_agent(agent, questions, progress=True, console=console)
-    correct = [judge_answer(q, a, (), {}).correct for q, a in zip(questions, answers)]
-    raw = [raw_score(a) for a in answers]
+    rows = []
+    for q, a in zip(questions, answers):
+        if a.abstain_reason == "coverage":  # decided before any evidence: not the model's to learn
+            continue
+        judged = judge_answer(q, a, (), {})
+        outcome = "correct" if judged.answer_correct else "wrong" if q.answerable else "unanswerable"
+        rows.append(Row(dict(a.signals), outcome, q.category == "off_topic"))
+    off_threshold = float(agent.settings.off_topic_threshold)
     meta = {"split": cfg.dataset.split, "dataset_hash": dataset_hash(cfg.dataset.path),
+            "corpus_hash": pipeline.corpus.content_hash,
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": args.config, "sets": list(args.sets),
-            "ece_raw": ece(raw, correct), "brier_raw": brier(raw, correct)}
-    cal = fit_calibrator(raw, correct, method, meta=meta)
-    fitted = cal.predict_many(raw)
-    cal.meta.update({"ece_fitted": ece(fitted, correct), "brier_fitted": brier(fitted, correct),
-                     "distinct_outputs": distinct_outputs(cal, raw)})
-    problem = collapse_problem(cal, raw)
-    if problem:
-        raise FedlabError(f"{problem}: it cannot tell good answers from bad ones; use --method platt")
+            "method": "logistic"}
+    model = fit_model(rows, vocabulary, target, off_threshold, meta=meta)
+    p_answerable, p_off = out_of_fold(rows)
+    answerable = [r.outcome != "unanswerable" for r in rows]
+    kept = (p_off < off_threshold) & (p_answerable >= model.threshold)
+    model.meta.update({
+        "oof_auroc_answerable": auroc(p_answerable.tolist(), answerable),
+        "oof_auroc_off_topic": auroc(p_off.tolist(), [r.off_topic for r in rows]),
+        "oof_answered": float(kept.mean()),
+        "oof_false_abstention": float(1 - kept[answerable].mean()) if any(answerable) else None,
+        "oof_abstention_on_unanswerable": float(1 - kept[~np.asarray(answerable)].mean()),
+    })
     out = Path(args.out) if args.out else default_out(cfg)
-    cal.save(out)
-    console.print(f"{len(questions)} {cfg.dataset.split} questions, {sum(correct)} correct; {method} calibrator -> {out}")
-    console.print(f"ECE {cal.meta['ece_raw']:.3f} -> {cal.meta['ece_fitted']:.3f}, "
-                  f"Brier {cal.meta['brier_raw']:.3f} -> {cal.meta['brier_fitted']:.3f} (in-sample)")
-    console.print("add to the production config (YAML), or pass the override:")
-    print(f"agent:\n  calibration: {config_path(out)}")
-    print(f"agent.calibration='{config_path(out)}'")
+    model.save(out)
+    n_correct = sum(r.outcome == "correct" for r in rows)
+    console.print(f"{len(questions)} {cfg.dataset.split} questions ({len(rows)} searched, {n_correct} answered correctly "
+                  f"with no model); answerability model -> {out}")
+    console.print(f"threshold P(answerable) >= {model.threshold:.3f} for precision {target:.2f} (out of fold): "
+                  f"answers {model.meta['oof_answered']:.2f} of the searched questions, abstains on "
+                  f"{model.meta['oof_abstention_on_unanswerable']:.2f} of the unanswerable, "
+                  f"{model.meta['oof_false_abstention']:.2f} of the answerable; AUROC answerable "
+                  f"{model.meta['oof_auroc_answerable']:.3f}, off topic {model.meta['oof_auroc_off_topic']:.3f}")
+    console.print("add to the production config (YAML), or pass the overrides:")
+    print(f"agent:\n  calibration: {config_path(out)}\n  answerability:\n    threshold: {model.threshold}\n"
+          f"    target_precision: {target}")
+    print(f"agent.calibration='{config_path(out)}' agent.answerability.threshold={model.threshold}")
     return 0
 
 

@@ -14,6 +14,7 @@ from rich.console import Console
 from fedlab.agent.types import AgentAnswer
 from fedlab.agent_eval.calibration import ReliabilityBin, reliability_bins
 from fedlab.agent_eval.measures import QuestionResult, judge_answer, summarize
+from fedlab.agent_eval.selective import COVERAGE_METRIC, RiskPoint, risk_coverage
 from fedlab.agent_eval.support import score_answers
 from fedlab.dataset.schema import Question
 from fedlab.eval.relevance import covers, resolve_evidence
@@ -26,6 +27,7 @@ class AgentOutcome:
     rows: list[dict]  # one per question: agent_answers.jsonl
     results: list[QuestionResult]
     curves: dict[str, list[ReliabilityBin]] = field(default_factory=dict)  # "raw" / "reported"
+    risk_coverage: dict[str, list[RiskPoint]] = field(default_factory=dict)  # "raw" / "reported"
 
 
 def run_agent(answer: Callable[[str], AgentAnswer], questions: Sequence[Question], progress: bool = True,
@@ -65,9 +67,11 @@ def evaluate_answers(questions: Sequence[Question], answers: Sequence[AgentAnswe
     correct = [r.correct for r in results]
     curves = {"raw": reliability_bins([r.raw_confidence for r in results], correct),
               "reported": reliability_bins([r.confidence for r in results], correct)}
+    selective = {"raw": risk_coverage([r.raw_confidence for r in results], correct),
+                 "reported": risk_coverage([r.confidence for r in results], correct)}
     rows = [_row(q, a, r, s, evidence.get(q.id, ()), chunks_by_id)
             for q, a, r, s in zip(questions, answers, results, supports)]
-    return AgentOutcome(metrics, rows, results, curves)
+    return AgentOutcome(metrics, rows, results, curves, selective)
 
 
 def _row(q: Question, a: AgentAnswer, r: QuestionResult, support, evidence, chunks_by_id: Mapping) -> dict:
@@ -123,7 +127,8 @@ def print_agent_metrics(console: Console, metrics: Mapping[str, float]) -> None:
     from rich.table import Table
 
     names = ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "citation_validity",
-             "citation_support", "support", "faithfulness", "ece", "brier", "latency_p50_ms_agent_total")
+             "citation_support", "support", "faithfulness", "ece", "brier", "auroc", COVERAGE_METRIC,
+             "latency_p50_ms_agent_total")
     shown = [n for n in names if n in metrics]
     table = Table(title="agent")
     for n in shown:

@@ -15,6 +15,7 @@ Aggregates (``summarize``); a share whose denominator is empty is left out, exce
 - ``answer_accuracy`` (and ``answer_accuracy.<category>``): over answerable questions;
 - ``abstention_accuracy``: share of unanswerable + off-topic questions abstained on;
 - ``false_abstention_rate``: share of answerable questions abstained on;
+- ``abstention_rate.<category>``: share of the category's questions abstained on, every category;
 - ``correctness``: share of all questions correct (the calibration target);
 - ``citation_validity``: valid citations / citations, over all questions;
 - ``citation_support``: supporting citations / citations, over answerable questions with citations;
@@ -22,6 +23,8 @@ Aggregates (``summarize``); a share whose denominator is empty is left out, exce
 - ``support`` (offline proxy, see ``support.py``) and ``faithfulness`` (LLM judge) when given;
 - ``ece``, ``brier`` on the confidence as reported (calibrated when a calibrator is set) and
   ``ece_raw``, ``brier_raw`` on the raw score;
+- ``auroc`` (when both correct and wrong outputs occur) and ``coverage@precision0.9`` on the
+  confidence as reported, over every output, answers and abstentions (``selective.py``);
 - ``latency_p50_ms_agent_<stage>``, ``latency_p95_ms_agent_<stage>``;
 - ``lm_prompt_tokens``, ``lm_completion_tokens`` (totals) and ``…_mean`` per question;
 - ``dropped_citations``: markers the agent removed as invalid, in total.
@@ -35,6 +38,7 @@ from typing import Mapping, Sequence
 from fedlab.agent.types import AgentAnswer
 from fedlab.agent_eval.calibration import brier, ece
 from fedlab.agent_eval.normalize import missing_facts
+from fedlab.agent_eval.selective import COVERAGE_METRIC, auroc, coverage_at_precision
 from fedlab.chunking.chunk import Chunk
 from fedlab.dataset.schema import Question
 from fedlab.eval.latency import latency_summary
@@ -110,6 +114,8 @@ def summarize(results: Sequence[QuestionResult], answers: Sequence[AgentAnswer])
         by_cat[r.category].append(r.answer_correct)
     for cat, values in sorted(by_cat.items()):
         metrics[f"answer_accuracy.{cat}"] = _share(values)
+    for cat in sorted({r.category for r in results}):
+        metrics[f"abstention_rate.{cat}"] = _share([r.abstained for r in results if r.category == cat])
     n_cited = sum(r.n_citations for r in results)
     metrics["citation_validity"] = sum(r.valid_citations for r in results) / n_cited if n_cited else 1.0
     with_cites = [r for r in answerable if r.n_citations]
@@ -126,6 +132,9 @@ def summarize(results: Sequence[QuestionResult], answers: Sequence[AgentAnswer])
         metrics["brier"] = brier([r.confidence for r in results], correct)
         metrics["ece_raw"] = ece([r.raw_confidence for r in results], correct)
         metrics["brier_raw"] = brier([r.raw_confidence for r in results], correct)
+        confidence = [r.confidence for r in results]
+        metrics["auroc"] = auroc(confidence, correct)
+        metrics[COVERAGE_METRIC] = coverage_at_precision(confidence, correct)
     metrics.update(latency_summary({f"{STAGE_PREFIX}{k}": v for k, v in a.latency_ms.items()} for a in answers))
     for kind in ("prompt_tokens", "completion_tokens"):
         total = sum(int(a.lm_usage.get(kind, 0) or 0) for a in answers)

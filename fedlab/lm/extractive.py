@@ -15,20 +15,45 @@ no gain, since nothing here is a language model. CI and offline sweeps use this 
 - reformulate_query: attempt 1 drops the date words and function words (the date range is
   applied as a filter anyway); attempt 2 adds the Committee's own terms for what was asked
   (VOCABULARY_EXPANSIONS).
-- synthesize_answer: splits the passages into sentences, ranks them by IDF-weighted overlap with
-  the question's terms, date words aside, plus the expansions above (numbers count double), and returns the best 1-3, each followed by its
-  [Source N]; nothing when no sentence shares a content term with the question.
+- synthesize_answer: splits the passages into sentences and ranks them by IDF-weighted overlap
+  with the question's terms plus the expansions above (numbers count double). Date words are
+  not terms (the date range is filtered on): the date expressions themselves — months, days,
+  years, quarters, and a move a date names ("the October 2019 cut") — not the words between
+  the two ends of a range. Then, first rule that applies:
+  1. rate path (fedlab.lm.rate_path): a question about the federal funds target range over
+     several meetings that counts moves, asks for the path or which moves there were is
+     answered by a composed summary (count in words, totals in basis and percentage points,
+     from/to ranges in the statements' notation) and one cited clause per meeting, read from
+     the decision sentences in the passages; not when fewer than two decisions in range.
+  2. one sentence per meeting: when the question spans several meetings (its date range is a
+     span, a year or several years, or it names two or more different months or days), the
+     sentences are grouped by the meeting date in their passage's head; meetings outside the
+     question's range are dropped when any remain inside it, and a meeting is kept when its
+     best sentence scores at least MEETING_SHARE of the overall best (at most MAX_MEETINGS,
+     the best-scoring ones). In date order, each meeting gives its best sentence — unless that
+     repeats the previous meeting's (same words, numbers aside) and a sentence scoring at least
+     CLOSE_SHARE of it does not: statements repeat boilerplate, the change is in the sentence
+     that differs. A meeting whose best sentence was chosen already joins that sentence (its
+     label and citation) instead of repeating it, and adds its best new sentence scoring at
+     least MEETING_SHARE of the best, if any. With few meetings, each gives up to
+     min(max_sentences, MAX_MEETINGS // meetings) sentences that score at least MEETING_SHARE
+     of the best. Each sentence opens with its meeting(s) ("March 2023: …"; the day too when
+     two meetings share a month; LABEL_MEETINGS). Fewer than two meetings: rule 3.
+  3. otherwise the best 1-``max_sentences`` sentences scoring at least half the best.
+  Every sentence is followed by its [Source N] (a composed or merged one by all its sources);
+  the answer is empty when no sentence shares a content term with the question.
 """
 from __future__ import annotations
 
 import contextlib
 import math
 import re
-from datetime import date
+from datetime import date, timedelta
 from typing import Callable, Iterator
 
 from fedlab.index.tokens import Tokenizer, stem
 from fedlab.chunking.splitting import sentence_spans
+from fedlab.lm.rate_path import HEAD_DATE, MONTH_NAMES, MULTI_MEETING_SCOPES, rate_path_answer
 
 TOKENS = Tokenizer()
 QUESTION_WORDS = frozenset(stem(w) for w in """
@@ -68,6 +93,20 @@ VOCABULARY_EXPANSIONS = {
 _NUMBER = re.compile(r"^\d")
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
 MAX_SENTENCE_CHARS = 700
+MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least this share of the best
+CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replaces a repeated one
+LABEL_MEETINGS = True  # open each sentence of a per-meeting answer with its meeting(s) ("March 2023: ")
+MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
+REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other
+_MONTH_NAME = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November"
+                         r"|December)\b")
+_ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_DATE_EXPRESSION = re.compile(
+    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:19[5-9]\d|20[0-6]\d)s?\b"
+    r"|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?\b)?|\bq[1-4]\b|\b[1-4]q\b"
+    # a move named by its date is the meeting, not a term to match ("the October 2019 cut")
+    r"|(?<=\d\s)(?:(?:rate|policy|quarter-point|half-point)\s+)?(?:cut|hike|increase|reduction|decision)s?\b", re.I)
 
 
 def content_terms(text: str) -> list[str]:
@@ -125,16 +164,49 @@ def undated_terms(question: str) -> set[str]:
     from fedlab.retrieval.dates import parse_date_hint
 
     hint = parse_date_hint(question)
-    return set(content_terms(question)) - (set(TOKENS(hint.text)) if hint else set())
+    if hint is None:
+        return set(content_terms(question))
+    # only the date expressions themselves: a range's text ("January 2022, when did … February")
+    # holds the words between its two ends too
+    dates = " ".join(m.group(0) for m in _DATE_EXPRESSION.finditer(hint.text))
+    return set(content_terms(question)) - set(TOKENS(dates))
+
+
+def _meeting_of(passage: str) -> str | None:
+    """The meeting date (ISO) in a passage's head ("[Source N] title, YYYY-MM-DD[, section]")."""
+    head = PASSAGE_HEAD.match(passage)
+    found = HEAD_DATE.search(head.group(0)) if head else None
+    return found.group(1) if found else None
+
+
+def spans_meetings(question: str, hint=None) -> bool:
+    """The question asks about several meetings: its date range is a span, a year or several
+    years, or it names two or more different months or days ("between the May and June 2019
+    statements")."""
+    if hint is not None and hint.scope in MULTI_MEETING_SCOPES:
+        return True
+    named = {m.group(0).lower()[:3] for m in _MONTH_NAME.finditer(question)} | set(_ISO_DAY.findall(question))
+    return len(named) >= 2
+
+
+def _plain(sentence: str) -> str:
+    return " ".join(sentence.lower().split())
 
 
 def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3) -> dict:
+    from fedlab.retrieval.dates import parse_date_hint
+
+    hint = parse_date_hint(question)
+    composed = rate_path_answer(question, passages, hint=hint)
+    if composed:
+        return {"answer": composed}
     q_terms = undated_terms(question)
-    candidates = []  # (source n, position, sentence, terms)
+    candidates = []  # (source n, position, sentence, terms, meeting date)
     for i, passage in enumerate(passages):
         n, sentences = _sentences(passage)
+        meeting = _meeting_of(passage)
         for j, sentence in enumerate(sentences):
-            candidates.append((n if n is not None else i + 1, (i, j), sentence, set(TOKENS(sentence))))
+            candidates.append((n if n is not None else i + 1, (i, j), sentence, set(TOKENS(sentence)), meeting))
     if not q_terms or not candidates:
         return {"answer": ""}
     q_terms |= {t for term in list(q_terms) if term in VOCABULARY_EXPANSIONS
@@ -149,8 +221,12 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     best = ranked[0][0] if ranked else 0.0
     if best <= 0:
         return {"answer": ""}
+    if spans_meetings(question, hint):
+        per_meeting = _per_meeting(ranked, best, hint, max_sentences)
+        if per_meeting is not None:
+            return {"answer": per_meeting}
     chosen, seen = [], set()
-    for s, (n, _, sentence, _) in ranked:
+    for s, (n, _, sentence, _, _) in ranked:
         if s < 0.5 * best or len(chosen) == max_sentences:
             break
         if sentence.lower() in seen:
@@ -158,6 +234,94 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         seen.add(sentence.lower())
         chosen.append(f"{sentence} [Source {n}]")
     return {"answer": " ".join(chosen)}
+
+
+def _repeats(a: set[str], b: set[str]) -> bool:
+    """Two sentences say the same thing: their words (numbers aside) nearly coincide."""
+    a = {t for t in a if not _NUMBER.match(t)}
+    b = {t for t in b if not _NUMBER.match(t)}
+    return bool(a | b) and len(a & b) / len(a | b) >= REPEAT_OVERLAP
+
+
+def _per_meeting(ranked: list, best: float, hint, max_sentences: int) -> str | None:
+    """The best sentences of each meeting, in date order, each labelled with its meeting (module
+    docstring); None when fewer than two meetings have a sentence that scores at least
+    MEETING_SHARE of the best."""
+    by_meeting: dict[str, list] = {}
+    for s, c in ranked:  # best first within each meeting
+        if c[4] is not None and s > 0:
+            by_meeting.setdefault(c[4], []).append((s, c))
+    if hint is not None and hint.date_to:
+        lo = hint.date_from or ""
+        hi = (date.fromisoformat(hint.date_to) + timedelta(days=1)).isoformat()
+        inside = {m: v for m, v in by_meeting.items() if lo <= m <= hi}
+        if inside:
+            by_meeting = inside
+    if not by_meeting:
+        return None
+    best = max(v[0][0] for v in by_meeting.values())  # the best in the question's range
+    kept = {m: v for m, v in by_meeting.items() if v[0][0] >= MEETING_SHARE * best}
+    if len(kept) < 2:
+        return None
+    top = sorted(sorted(kept, key=lambda m: (-kept[m][0][0], m))[:MAX_MEETINGS])
+    per_meeting = max(1, min(max_sentences, MAX_MEETINGS // len(top)))
+    entries: list[dict] = []  # {"sentence", "terms", "meetings", "sources"} in order of first meeting
+    by_text: dict[str, dict] = {}
+    previous: list[set[str]] = []  # the terms of the previous meeting's sentences
+    floor = MEETING_SHARE * best
+    for meeting in top:
+        options = kept[meeting]
+        top_score, top_sentence = options[0]
+        picks, joined = [], None
+        if _plain(top_sentence[2]) in by_text:  # its best sentence was chosen already: the meeting says it too
+            joined = by_text[_plain(top_sentence[2])]
+            joined["meetings"].append(meeting)
+            joined["sources"].append(top_sentence[0])
+            said = previous + [joined["terms"]]
+            new = [c for s, c in options if s >= floor and _plain(c[2]) not in by_text
+                   and not any(_repeats(c[3], p) for p in said)]
+            picks += new[:1]  # what it says besides
+        else:  # the best sentence, unless it repeats the previous meeting's and a close one does not
+            close = [c for s, c in options if s >= CLOSE_SHARE * top_score and _plain(c[2]) not in by_text]
+            fresh = [c for c in close if not any(_repeats(c[3], p) for p in previous)]
+            picks.append((fresh or close)[0])
+        limit = max(1, per_meeting - (joined is not None))
+        for s, c in options:  # more sentences of this meeting when few meetings share the answer
+            if len(picks) >= limit or s < floor:
+                break
+            if all(c is not p for p in picks) and _plain(c[2]) not in by_text \
+                    and not any(_repeats(c[3], p[3]) for p in picks):
+                picks.append(c)
+        for c in picks:
+            entry = {"sentence": c[2], "terms": c[3], "meetings": [meeting], "sources": [c[0]]}
+            by_text[_plain(c[2])] = entry
+            entries.append(entry)
+        previous = [c[3] for c in picks] + ([joined["terms"]] if joined else [])
+    if len({m for e in entries for m in e["meetings"]}) < 2:
+        return None
+    labels = _meeting_labels(top)
+    out = []
+    for e in entries:
+        cite = ", ".join(f"Source {n}" for n in dict.fromkeys(e["sources"]))
+        label = f"{_join_labels([labels[m] for m in e['meetings']])}: " if LABEL_MEETINGS else ""
+        out.append(f"{label}{e['sentence']} [{cite}]")
+    return " ".join(out)
+
+
+def _meeting_labels(meetings: list[str]) -> dict[str, str]:
+    """"March 2022" for each meeting date; "March 3, 2020" when two meetings share a month."""
+    months = [m[:7] for m in meetings]
+    out = {}
+    for m in meetings:
+        d = date.fromisoformat(m)
+        name = MONTH_NAMES[d.month - 1]
+        out[m] = f"{name} {d.day}, {d.year}" if months.count(m[:7]) > 1 else f"{name} {d.year}"
+    return out
+
+
+def _join_labels(labels: list[str]) -> str:
+    labels = list(dict.fromkeys(labels))
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
 class SignaturePredictor:

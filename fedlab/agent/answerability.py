@@ -1,0 +1,131 @@
+"""The answerability model: one fitted object behind every evidence decision and every reported
+confidence of the agent (fitted on the dev split by ``python -m fedlab.agent_eval.calibrate``).
+
+Two logistic heads over the features of fedlab.agent.evidence, applied with numpy only (the fit
+is scikit-learn's; its coefficients are stored as plain JSON with the corpus vocabulary):
+
+- ``off_topic``: P(the question is not about the FOMC, policy or the economy) from the question's
+  features and the best passage's similarity to it;
+- ``answer``: P(correct answer), P(wrong answer), P(unanswerable) — a three-class model whose
+  answerable part P(correct) + P(wrong) decides: below ``threshold`` (chosen on dev for a stated
+  target: the share of answered questions that are answerable) the agent abstains.
+
+The reported confidence is the probability that what the agent says is right: P(correct) for an
+answer, P(unanswerable) for an evidence abstention, P(off topic) for an off-topic one; the level
+is read from that same number.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from fedlab.agent.evidence import Vocabulary
+from fedlab.errors import FedlabError
+
+ANSWER_CLASSES = ("correct", "wrong", "unanswerable")
+OFF_TOPIC_CLASSES = ("on_topic", "off_topic")
+MODEL_KIND = "fedlab.answerability/1"
+
+
+@dataclass
+class LogisticHead:
+    """A fitted (multinomial) logistic regression over standardised features."""
+
+    classes: list[str]
+    features: list[str]
+    mean: list[float]
+    scale: list[float]
+    coef: list[list[float]]  # one row per class (one row for a binary model: the second class)
+    intercept: list[float]
+
+    def proba_many(self, rows: list[dict[str, float]]) -> np.ndarray:
+        x = np.array([[float(r.get(f, 0.0)) for f in self.features] for r in rows], dtype=float)
+        z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
+        logits = z @ np.asarray(self.coef).T + np.asarray(self.intercept)
+        if len(self.coef) == 1:  # binary: the row scores the second class
+            p = 1.0 / (1.0 + np.exp(-logits[:, 0]))
+            return np.column_stack([1.0 - p, p])
+        logits -= logits.max(axis=1, keepdims=True)
+        e = np.exp(logits)
+        return e / e.sum(axis=1, keepdims=True)
+
+    def proba(self, row: dict[str, float]) -> dict[str, float]:
+        return dict(zip(self.classes, (float(v) for v in self.proba_many([row])[0])))
+
+    def to_json(self) -> dict:
+        return {"classes": self.classes, "features": self.features, "mean": self.mean, "scale": self.scale,
+                "coef": self.coef, "intercept": self.intercept}
+
+    @classmethod
+    def from_json(cls, data: dict) -> LogisticHead:
+        head = cls([str(c) for c in data["classes"]], [str(f) for f in data["features"]],
+                   [float(v) for v in data["mean"]], [float(v) for v in data["scale"]],
+                   [[float(v) for v in row] for row in data["coef"]], [float(v) for v in data["intercept"]])
+        n = len(head.features)
+        if len(head.mean) != n or len(head.scale) != n or any(len(r) != n for r in head.coef) \
+                or len(head.coef) != len(head.intercept) or len(head.coef) not in (1, len(head.classes)):
+            raise ValueError("a logistic head needs one mean/scale per feature and one coef row per class")
+        return head
+
+
+@dataclass(frozen=True)
+class Outcome:
+    correct: float
+    wrong: float
+    unanswerable: float
+
+    @property
+    def answerable(self) -> float:
+        return self.correct + self.wrong
+
+
+@dataclass
+class AnswerabilityModel:
+    vocabulary: Vocabulary
+    off_topic: LogisticHead
+    answer: LogisticHead
+    threshold: float  # abstain when P(answerable) is below it
+    meta: dict = field(default_factory=dict)  # provenance: split, dataset/corpus hash, target, fit measures
+
+    def off_topic_p(self, features: dict[str, float]) -> float:
+        return self.off_topic.proba(features)["off_topic"]
+
+    def outcome(self, features: dict[str, float]) -> Outcome:
+        p = self.answer.proba(features)
+        return Outcome(p["correct"], p["wrong"], p["unanswerable"])
+
+    def to_json(self) -> dict:
+        return {"kind": MODEL_KIND, "threshold": self.threshold, "meta": self.meta,
+                "off_topic": self.off_topic.to_json(), "answer": self.answer.to_json(),
+                "vocabulary": self.vocabulary.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict) -> AnswerabilityModel:
+        if data.get("kind") != MODEL_KIND:
+            raise ValueError(f"not an answerability model (kind {data.get('kind')!r}, expected {MODEL_KIND!r})")
+        answer, off = LogisticHead.from_json(data["answer"]), LogisticHead.from_json(data["off_topic"])
+        if tuple(answer.classes) != ANSWER_CLASSES or tuple(off.classes) != OFF_TOPIC_CLASSES:
+            raise ValueError(f"the heads must predict {ANSWER_CLASSES} and {OFF_TOPIC_CLASSES}")
+        return cls(Vocabulary.from_json(data["vocabulary"]), off, answer, float(data["threshold"]),
+                   dict(data.get("meta") or {}))
+
+    def save(self, path: str | Path) -> None:
+        from fedlab.io import write_text
+
+        write_text(path, json.dumps(self.to_json(), separators=(",", ":")) + "\n")
+
+
+def load_model(path: str | None) -> AnswerabilityModel | None:
+    if not path:
+        return None
+    try:
+        return AnswerabilityModel.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        raise FedlabError(f"agent.calibration={path} does not exist: fit it with "
+                          "`python -m fedlab.agent_eval.calibrate`, or set agent.calibration=null") from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise FedlabError(f"agent.calibration={path} is not an answerability model ({exc}): refit it with "
+                          "`python -m fedlab.agent_eval.calibrate`") from None

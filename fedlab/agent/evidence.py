@@ -1,0 +1,150 @@
+"""What the agent knows about a question and its retrieved evidence, as numbers for the
+answerability model (fedlab.agent.answerability).
+
+Question features need only the question and the corpus's vocabulary (document frequencies of
+the BM25 tokens over the chunks, saved with the model); evidence features need one search's
+result. Every feature is in [0, 1]; none depends on the wording of any dataset question.
+
+Question (``question_features``), used by the off-topic classifier and the answer model:
+  vocab_share     share of the question's content terms that occur in the corpus at all
+  common_share    share of them that are common in the corpus (in at least 1% of passages)
+  unknown_share   share that never occur in the corpus (a name, a publication, a topic it lacks)
+  n_terms         content terms, /10, capped at 1
+  dated           the question names a date range
+  multi_meeting   that range spans more than one meeting (year, multi-year, span)
+  names_doc_type  the question names a document type the corpus holds (its ``doc_type`` values)
+  other_source    the question attributes what it asks to another source: a person's own
+                  communication ("in his speech", "at her press conference") or "according to"
+                  something the corpus never mentions (a word of it in no passage)
+  meeting_in_range the corpus holds a meeting inside the question's date range (1 when undated)
+Evidence (``evidence_features``), from one search:
+  top_dense       the best passage's cosine similarity to the question (0 without a dense side)
+  top_score, margin, term_coverage, agreement, date_coverage
+                  the retrieval signals of fedlab.agent.confidence (date_coverage 1 undated)
+  idf_coverage    share of the question's content terms found in the top passages, each weighed
+                  by its corpus IDF: rare terms (names, instruments, numbers) count most
+  missing_idf     the largest normalised IDF among content terms absent from the top passages
+  salient_coverage share of the question's salient tokens — numbers and capitalised words
+                  inside the sentence — found in the top passages (1 when it has none)
+  doc_type_found  the question names a document type and a top passage is of that type
+                  (1 when it names none)
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+
+from fedlab.index.tokens import Tokenizer
+from fedlab.retrieval.types import DateHint, Hit
+
+TOKENS = Tokenizer()
+RAW_TOKENS = Tokenizer(lowercase=False, stopwords=False, stemming=False)
+QUESTION_FEATURES = ("vocab_share", "common_share", "unknown_share", "n_terms", "dated", "multi_meeting",
+                     "names_doc_type", "other_source", "meeting_in_range")
+EVIDENCE_FEATURES = ("top_dense", "top_score", "margin", "term_coverage", "agreement", "date_coverage",
+                     "idf_coverage", "missing_idf", "salient_coverage", "doc_type_found")
+COMMON_DF = 0.01  # a term in at least this share of passages is common in the corpus
+EVIDENCE_TOP_N = 3  # passages whose terms count as found
+_OWN_WORDS = re.compile(r"\b(?:in|at|during|from)\s+(?:his|her|their)\b", re.I)
+_ACCORDING = re.compile(r"\baccording to\s+([^,.?;]+)", re.I)
+_CAPITALISED = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][A-Za-z]+")
+
+
+@dataclass
+class Vocabulary:
+    """Document frequencies of the corpus's BM25 tokens over its passages (chunks)."""
+
+    n_passages: int
+    df: dict[str, int]
+    doc_types: dict[str, list[str]] = field(default_factory=dict)  # doc_type -> its tokens ("minutes" -> ["minut"])
+    meetings: list[str] = field(default_factory=list)  # the meeting dates of the passages, sorted
+
+    @classmethod
+    def from_chunks(cls, chunks) -> Vocabulary:
+        df: dict[str, int] = {}
+        for chunk in chunks:
+            for t in set(TOKENS(chunk.text)):
+                df[t] = df.get(t, 0) + 1
+        types = sorted({c.doc_type for c in chunks})
+        return cls(len(chunks), df, {t: TOKENS(t.replace("_", " ")) for t in types},
+                   sorted({c.meeting_date for c in chunks}))
+
+    def idf(self, term: str) -> float:
+        """Normalised IDF in [0, 1]: 1 for a term in no passage, 0 for one in every passage."""
+        df = self.df.get(term, 0)
+        return math.log((self.n_passages + 1) / (df + 1)) / math.log(self.n_passages + 1)
+
+    def to_json(self) -> dict:
+        return {"n_passages": self.n_passages, "df": self.df, "doc_types": self.doc_types, "meetings": self.meetings}
+
+    @classmethod
+    def from_json(cls, data: dict) -> Vocabulary:
+        return cls(int(data["n_passages"]), {str(k): int(v) for k, v in data["df"].items()},
+                   {str(k): list(v) for k, v in (data.get("doc_types") or {}).items()},
+                   [str(d) for d in data.get("meetings") or []])
+
+    def meeting_between(self, lo: str | None, hi: str | None) -> bool:
+        return any((lo is None or d >= lo) and (hi is None or d <= hi) for d in self.meetings)
+
+
+@dataclass(frozen=True)
+class QuestionTerms:
+    content: list[str]  # stemmed content terms, date words and the corpus's generic words aside
+    salient: set[str]  # stemmed numbers and capitalised words
+    doc_types: set[str]  # document types the question names
+    other_source: bool  # attributed to a person's own words or to a source the corpus does not hold
+
+
+def question_terms(question: str, hint: DateHint | None, vocab: Vocabulary,
+                   generic: frozenset[str] = frozenset()) -> QuestionTerms:
+    dated = set(TOKENS(hint.text)) if hint is not None and hint.text else set()
+    content = [t for t in dict.fromkeys(TOKENS(question)) if t not in dated and t not in generic]
+    words = set(TOKENS(" ".join(_CAPITALISED.findall(question))))
+    numbers = {t for t in TOKENS(question) if t[:1].isdigit()}
+    salient = (words | numbers) - dated - generic
+    named = {name for name, toks in vocab.doc_types.items() if toks and set(toks) <= set(content)}
+    according = _ACCORDING.search(question)
+    held = {t for toks in vocab.doc_types.values() for t in toks}
+    unknown_source = according and any(vocab.df.get(t, 0) == 0 and t not in held for t in TOKENS(according.group(1)))
+    other = bool(_OWN_WORDS.search(question)) or bool(unknown_source)
+    return QuestionTerms(content, salient, named, other)
+
+
+def question_features(terms: QuestionTerms, hint: DateHint | None, vocab: Vocabulary) -> dict[str, float]:
+    n = len(terms.content)
+    known = [t for t in terms.content if vocab.df.get(t, 0) > 0]
+    common = [t for t in terms.content if vocab.df.get(t, 0) >= COMMON_DF * vocab.n_passages]
+    return {
+        "vocab_share": len(known) / n if n else 0.0,
+        "common_share": len(common) / n if n else 0.0,
+        "unknown_share": (n - len(known)) / n if n else 0.0,
+        "n_terms": min(n, 10) / 10,
+        "dated": float(hint is not None),
+        "multi_meeting": float(hint is not None and hint.scope in ("span", "year", "multi_year")),
+        "names_doc_type": float(bool(terms.doc_types)),
+        "other_source": float(terms.other_source),
+        "meeting_in_range": float(hint is None or vocab.meeting_between(hint.date_from, hint.widened_end(1))),
+    }
+
+
+def evidence_features(terms: QuestionTerms, hits: list[Hit], signals: dict[str, float],
+                      vocab: Vocabulary) -> dict[str, float]:
+    """``signals``: the retrieval signals of fedlab.agent.confidence for the same search."""
+    top = hits[:EVIDENCE_TOP_N]
+    found = set().union(*(set(TOKENS(h.chunk.text)) for h in top)) if top else set()
+    weights = {t: vocab.idf(t) for t in terms.content}
+    total = sum(weights.values())
+    missing = [weights[t] for t in terms.content if t not in found]
+    return {
+        "top_dense": max((h.sources.get("dense", 0.0) for h in hits), default=0.0),
+        "top_score": signals.get("top_score", 0.0),
+        "margin": signals.get("margin", 0.0),
+        "term_coverage": signals.get("term_coverage", 0.0),
+        "agreement": signals.get("agreement", 0.0),
+        "date_coverage": signals.get("date_coverage", 1.0),
+        "idf_coverage": sum(w for t, w in weights.items() if t in found) / total if total else 0.0,
+        "missing_idf": max(missing, default=0.0),
+        "salient_coverage": len(terms.salient & found) / len(terms.salient) if terms.salient else 1.0,
+        "doc_type_found": float(any(h.chunk.doc_type in terms.doc_types for h in top)) if terms.doc_types else 1.0,
+    }

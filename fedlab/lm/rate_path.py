@@ -1,0 +1,431 @@
+"""Rate-path answers: the federal funds target range over several meetings, read from the passages.
+
+For a question about the target range across several meetings (its date range spans more than
+one meeting: scope span / year / multi_year; it names the federal funds rate, the target range,
+the policy rate or rates / hikes / cuts, and no other rate — primary credit, interest on
+reserves, ON RRP, market yields — nor another subject that takes the same verbs: purchases,
+runoff, projections, votes, guidance, language, conditions) that asks to *count* ("how many
+times / hikes / cuts", "how much … in total", "over how many meetings"), for the *path* ("how
+did the target range / rates change / move / evolve", "what happened to …", "did … ever move")
+or *which* moves there were ("which increases / cuts …", "when did … raise / lower …"), the
+answer is composed from the decision sentences in the passages, not picked from them:
+
+* every passage is scanned for the statements' decision sentence ("… decided to raise / lower /
+  maintain / keep the target range for the federal funds rate [by N] [from X] to / at Y
+  percent", fedlab.corpus.timeline.DECISION_RE) and, failing that, the directive ("… to
+  maintain the federal funds rate in a target range of Y percent"); a passage's meeting is the
+  date in its head, unless the minutes reproduce another meeting's statement ("the statement
+  below for release … on March 3, 2020") before the sentence;
+* one decision per meeting: a decision sentence before a directive, a statement before
+  minutes, an earlier (better-ranked) passage first; only meetings inside the question's
+  parsed date range count (an earlier decision at most ``MAX_GAP_DAYS`` before the range only
+  gives the range the period started from);
+* each change's size is the stated "by N", else the difference from the previous decision's
+  range; the direction is the verb's, else the ranges'. Counts are written as words, totals
+  in basis points and percentage points, ranges in the statements' notation (4-1/4 to 4-1/2
+  percent), meetings as "March 2022" (with the day when two share a month), and every
+  meeting's clause is cited to the passage it was read from. When consecutive decisions found
+  are more than ``MAX_GAP_DAYS`` apart (or the first is that far from the range's start) a
+  meeting may be missing, and counts read "at least" — so do they when a stated size or "from"
+  range shows that the range moved between two decisions found. A total is the sum of the
+  sizes when nothing is missing, else (one direction only) the distance from the start range to
+  the last one. A count answer lists the meetings that held the range; a path answer shows the
+  runs of holds; a "which" answer names the moves of the size the question gives ("50 basis
+  points", "half a percentage point"). A directive that only maintains the range (a notation
+  vote) links the ranges but is not counted as a meeting.
+
+Fewer than two decisions in range: no rate-path answer (None); the caller falls back to
+picking sentences.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from fedlab.corpus.timeline import DECISION_RE, DIRECTIVE_RE, VERB_DIRECTION, bp, parse_number, size_bp
+
+MAX_GAP_DAYS = 63  # scheduled meetings are at most eight weeks apart (56 days in 2019-2025)
+MULTI_MEETING_SCOPES = ("span", "year", "multi_year")
+MONTH_NAMES = ("January February March April May June July August September October November "
+               "December").split()
+NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+                "fifteen sixteen seventeen eighteen nineteen twenty").split()
+
+PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\]([^\n]*)\n?")
+HEAD_DATE = re.compile(r",\s*(\d{4}-\d{2}-\d{2})(?=\s*(?:,|$))")
+# the minutes reproduce a statement of another (unscheduled) meeting: "approval of the statement
+# below for release at 10:00 a.m. on March 3, 2020"
+RELEASED_ON = re.compile(
+    rf"statement\s+below\s+for\s+release\b[^\"“\n]{{0,80}}?\bon\s+(?P<m>{'|'.join(MONTH_NAMES)})\s+"
+    r"(?P<d>\d{1,2}),\s+(?P<y>\d{4})", re.I)
+
+# -- what the question asks ------------------------------------------------------------------------
+
+_FFR = re.compile(
+    r"\bfed(?:eral)?\s+funds\b|\btarget\s+range\b|\bpolicy\s+rates?\b"
+    r"|\brates?\s+(?:hikes?|increases?|cuts?|reductions?|moves?|changes?|decisions?)\b"
+    r"|\b(?:rais\w*|hik\w*|cut\w*|lower\w*|reduc\w*|increas\w*|mov\w*|chang\w*|adjust\w*|set)\s+"
+    r"(?:interest\s+|policy\s+)?rates\b"
+    r"|\b(?:interest\s+)?rates\b|\bhikes?\b|\bcuts\b", re.I)
+# a rate other than the federal funds rate
+OTHER_RATE = re.compile(
+    r"\bprimary\s+credit\b|\bdiscount\s+rate\b|\breserve\s+balances\b|\b(?:rates?|interest)\s+on\s+"
+    r"(?:excess\s+|required\s+)?reserves\b|\bIOER\b|\bIORB\b|\breverse\s+repo\b|\bRRP\b|\boffering\s+rate\b"
+    r"|\brepo\s+(?:rate|facility|operations?)\b|\bunemployment\s+rate\b|\byields?\b"
+    r"|\b(?:market|treasury|mortgage|bond|long(?:er)?[\s-]term|short[\s-]term|real|neutral)\s+(?:interest\s+)?rates?\b",
+    re.I)
+# another rate, or another subject that takes the same verbs
+_OTHER_SUBJECT = re.compile(
+    OTHER_RATE.pattern
+    + r"|\bpurchases?\b|\brunoff\b|\bbalance\s+sheet\b|\bholdings\b|\bprojections?\b|\bdots?\b|\bdot\s+plot\b"
+    r"|\bparticipants?\b|\bdissent\w*|\bvot(?:e|es|ed|ing|ers?)\b|\bexpect\w*|\bguidance\b|\blanguage\b"
+    r"|\bwording\b|\bsentence\b|\bdescri\w+|\bcharacteri\w+|\bconditions?\b|\bcriteri\w+|\bthresholds?\b",
+    re.I)
+_COUNT = re.compile(r"\bhow\s+(?:many|much|often|large|big)\b|\bnumber\s+of\b|\bin\s+total\b|\btotal\b"
+                    r"|\bcumulative\w*|\baltogether\b|\bcombined\b", re.I)
+_PATH = re.compile(
+    r"\bhow\s+(?:did|has|have|had|was|were|does|do)\b[^?]*\b(?:chang\w*|mov\w*|evolv\w*|shift\w*|develop\w*"
+    r"|progress\w*|go|gone|went|adjust\w*|rise|rose|risen|fall|fell|fallen|climb\w*|declin\w*)\b"
+    r"|\bwhat\s+happened\s+to\b|\bpath\b|\btrajectory\b|\bsequence\b|\bcourse\s+of\s+(?:the\s+)?(?:target|rates?)\b"
+    r"|\bever\s+(?:move|change|raise|lower|cut|hike|adjust|increase|reduce)\b", re.I)
+_WHICH = re.compile(
+    r"\bwhich\s+(?:(?:rate|policy)\s+)?(?:hikes?|increases?|cuts?|reductions?|decreases?|moves?|changes?"
+    r"|meetings?|decisions?)\b"
+    r"|\bwhen\s+(?:did|was|were)\b[^?]*\b(?:rais\w*|hik\w*|cut|lower\w*|reduc\w*|increas\w*|mov\w*)\b", re.I)
+
+
+_ASKED_SIZE = re.compile(
+    r"(?P<bp>\d+)[\s-]*(?:basis[\s-]+points?|bps?)\b"
+    r"|(?P<pp>\d+(?:[-\s]\d/\d)?|\d/\d|\d*\.\d+)[\s-]*percentage[\s-]+points?\b"
+    r"|\b(?:one[\s-]|a\s+)?(?P<word>quarter|half|three[\s-]quarters?)[\s-]+(?:of\s+)?(?:a\s+)?"
+    r"(?:percentage[\s-]+)?points?\b", re.I)
+_SIZE_WORDS = {"quarter": 25, "half": 50, "three": 75}
+
+
+def asked_size(question: str) -> int | None:
+    """The size of move the question names, in basis points ("50 basis points", "1/2 percentage
+    point", "half-point"), else None."""
+    m = _ASKED_SIZE.search(question)
+    if m is None:
+        return None
+    if m.group("bp"):
+        return int(m.group("bp"))
+    if m.group("pp"):
+        return size_bp(m.group("pp").replace(" ", "-"), "percentage point")
+    return _SIZE_WORDS[m.group("word").lower().split()[0].split("-")[0]]
+
+
+def asks_rate_path(question: str, hint=None) -> str | None:
+    """"count", "path" or "which" when the question is a rate-path question (module docstring),
+    else None. ``hint`` is the question's parsed DateHint (parsed here when not given)."""
+    if hint is None:
+        from fedlab.retrieval.dates import parse_date_hint
+
+        hint = parse_date_hint(question)
+    if hint is None or hint.scope not in MULTI_MEETING_SCOPES:
+        return None
+    if not _FFR.search(question) or _OTHER_SUBJECT.search(question):
+        return None
+    if _COUNT.search(question):
+        return "count"
+    if _WHICH.search(question):
+        return "which"
+    if _PATH.search(question):
+        return "path"
+    return None
+
+# -- the decisions in the passages -----------------------------------------------------------------
+
+
+@dataclass
+class PassageDecision:
+    date: str  # the meeting (ISO)
+    source: int  # the passage's [Source N]
+    via: str  # decision_sentence | directive
+    from_statement: bool
+    order: int  # passage position, then offset: lower is better-ranked
+    direction: str | None  # raise | cut | hold from the verb; None for a directive
+    low: float
+    high: float
+    stated_bp: int | None  # "by N" in the sentence
+    stated_from: tuple[float, float] | None  # "from X" in the sentence
+
+
+def _head(passage: str, i: int) -> tuple[int, str | None, str, str]:
+    """(source number, meeting date, head text, body) of a formatted passage."""
+    m = PASSAGE_HEAD.match(passage)
+    if not m:
+        return i + 1, None, "", passage
+    d = HEAD_DATE.search(m.group(2))
+    return int(m.group(1)), d.group(1) if d else None, m.group(2), passage[m.end():]
+
+
+def _released_on(text: str, before: int) -> str | None:
+    last = None
+    for m in RELEASED_ON.finditer(text, 0, before):
+        last = m
+    if last is None:
+        return None
+    month = MONTH_NAMES.index(last.group("m").capitalize()) + 1
+    try:
+        return date(int(last.group("y")), month, int(last.group("d"))).isoformat()
+    except ValueError:
+        return None
+
+
+def read_decisions(passages: list[str]) -> list[PassageDecision]:
+    """One decision per meeting found in the passages (module docstring), in date order."""
+    found: dict[str, PassageDecision] = {}
+
+    def rank(d: PassageDecision) -> tuple:
+        return (d.via != "decision_sentence", not d.from_statement, d.order)
+
+    for i, passage in enumerate(passages):
+        n, meeting, head, body = _head(passage, i)
+        from_statement = "statement" in head.lower() and "minutes" not in head.lower()
+        for via, pattern in (("decision_sentence", DECISION_RE), ("directive", DIRECTIVE_RE)):
+            for m in pattern.finditer(body):
+                day = _released_on(body, m.start()) or meeting
+                if day is None:
+                    continue
+                verb = m.group("verb").lower()
+                stated = size_bp(m.group("size"), m.group("unit")) if via == "decision_sentence" and m.group("size") \
+                    else None
+                frm = (parse_number(m.group("frm_lo")), parse_number(m.group("frm_hi"))) \
+                    if via == "decision_sentence" and m.group("frm") else None
+                d = PassageDecision(day, n, via, from_statement, i * 1_000_000 + m.start(),
+                                    VERB_DIRECTION[verb] if via == "decision_sentence" else None,
+                                    parse_number(m.group("to_lo")), parse_number(m.group("to_hi")), stated, frm)
+                if day not in found or rank(d) < rank(found[day]):
+                    found[day] = d
+    return sorted(found.values(), key=lambda d: d.date)
+
+# -- writing it ------------------------------------------------------------------------------------
+
+
+def fraction(value: float) -> str:
+    """A rate in the statements' notation: 0.25 -> "1/4", 4.25 -> "4-1/4", 5.0 -> "5"."""
+    quarters = round(value * 4)
+    if abs(quarters / 4 - value) > 1e-9 or value < 0:
+        return f"{value:g}"
+    whole, rest = divmod(quarters, 4)
+    frac = {0: "", 1: "1/4", 2: "1/2", 3: "3/4"}[rest]
+    if not frac:
+        return str(whole)
+    return f"{whole}-{frac}" if whole else frac
+
+
+def range_text(low: float, high: float) -> str:
+    return f"{fraction(low)} to {fraction(high)} percent"
+
+
+def points_text(size: int) -> str:
+    """Basis points as percentage points: 25 -> "1/4 percentage point", 425 -> "4-1/4 percentage points"."""
+    value = size / 100
+    text = fraction(value) if abs(round(value * 4) - value * 4) < 1e-9 else f"{value:g}"
+    return f"{text} percentage point{'s' if value > 1 else ''}"
+
+
+def bp_text(size: int) -> str:
+    return f"{size} basis point{'s' if size != 1 else ''}"
+
+
+def times_text(n: int) -> str:
+    word = NUMBER_WORDS[n] if n < len(NUMBER_WORDS) else str(n)
+    return f"{word} time{'s' if n != 1 else ''}"
+
+
+def count_word(n: int) -> str:
+    return NUMBER_WORDS[n] if n < len(NUMBER_WORDS) else str(n)
+
+
+def _month_label(iso: str, shared: bool) -> str:
+    d = date.fromisoformat(iso)
+    return f"{MONTH_NAMES[d.month - 1]} {d.day}, {d.year}" if shared else f"{MONTH_NAMES[d.month - 1]} {d.year}"
+
+
+def _labels(dates: list[str]) -> dict[str, str]:
+    months = [d[:7] for d in dates]
+    return {d: _month_label(d, months.count(d[:7]) > 1) for d in dates}
+
+
+def _cite(sources: list[int]) -> str:
+    unique = list(dict.fromkeys(sources))
+    return "[" + ", ".join(f"Source {n}" for n in unique) + "]"
+
+
+@dataclass
+class Step:
+    decision: PassageDecision
+    direction: str  # raise | cut | hold | unknown
+    change_bp: int | None  # signed
+    before: tuple[float, float] | None
+    gap: bool = False  # the range it moved from is not the previous decision's: a change was missed
+
+
+def _days(a: str, b: str) -> int:
+    return (date.fromisoformat(b) - date.fromisoformat(a)).days
+
+
+def _steps(decisions: list[PassageDecision], start: tuple[float, float] | None) -> list[Step]:
+    steps = []
+    previous = start
+    for d in decisions:
+        before = d.stated_from
+        if before is None and d.stated_bp is not None and d.direction in ("raise", "cut"):
+            sign = 1 if d.direction == "raise" else -1
+            before = (d.low - sign * d.stated_bp / 100, d.high - sign * d.stated_bp / 100)
+        if before is None and d.direction == "hold":
+            before = (d.low, d.high)
+        if before is None:
+            before = previous
+        gap = previous is not None and before is not None and bp(before[0], previous[0]) != 0
+        change = bp(d.low, before[0]) if before is not None else None
+        if d.direction is not None:  # the verb says
+            direction = d.direction
+            sign = {"raise": 1, "cut": -1, "hold": 0}[direction]
+            if change is not None and (change > 0) - (change < 0) != sign:  # the ranges disagree: a missed move
+                change, gap = None, True
+        elif change is not None:
+            direction = "raise" if change > 0 else "cut" if change < 0 else "hold"
+        else:
+            direction = "unknown"
+        steps.append(Step(d, direction, change, before, gap))
+        previous = (d.low, d.high)
+    return steps
+
+
+def rate_path_answer(question: str, passages: list[str], kind: str | None = None, hint=None) -> str | None:
+    """The composed rate-path answer (module docstring), or None when it does not apply or fewer
+    than two decisions in the question's range are in the passages."""
+    if hint is None:
+        from fedlab.retrieval.dates import parse_date_hint
+
+        hint = parse_date_hint(question)
+    kind = kind or asks_rate_path(question, hint)
+    if kind is None:
+        return None
+    decisions = read_decisions(passages)
+    lo = hint.date_from if hint is not None else None
+    hi = (date.fromisoformat(hint.date_to) + timedelta(days=1)).isoformat() \
+        if hint is not None and hint.date_to else None
+    inside = [d for d in decisions if (lo is None or d.date >= lo) and (hi is None or d.date <= hi)]
+    if len(inside) < 2:
+        return None
+    earlier = [d for d in decisions if lo is not None and d.date < lo and _days(d.date, inside[0].date) <= MAX_GAP_DAYS]
+    start = (earlier[-1].low, earlier[-1].high) if earlier else None
+    steps = _steps(inside, start)
+    complete = (not any(s.gap for s in steps)
+                and all(_days(a.date, b.date) <= MAX_GAP_DAYS for a, b in zip(inside, inside[1:]))
+                and (lo is None or _days(lo, inside[0].date) <= MAX_GAP_DAYS))
+    labels = _labels([d.date for d in inside])
+    return _compose(question, hint, kind, steps, complete, labels, earlier[-1] if earlier else None)
+
+
+def _period(hint, steps: list[Step], labels: dict[str, str]) -> str:
+    if hint is not None and hint.scope == "year" and hint.date_from:
+        return f"In {hint.date_from[:4]}"
+    return f"From {labels[steps[0].decision.date]} to {labels[steps[-1].decision.date]}"
+
+
+def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, labels: dict[str, str],
+             earlier: PassageDecision | None) -> str:
+    moves = {"raise": [s for s in steps if s.direction == "raise"], "cut": [s for s in steps if s.direction == "cut"]}
+    # a directive that only maintains the range (a notation vote) links the chain but is no meeting's hold
+    holds = [s for s in steps if s.direction == "hold" and s.decision.via == "decision_sentence"]
+    first, last = steps[0], steps[-1]
+    start = first.before
+    end = (last.decision.low, last.decision.high)
+    at_least = "" if complete else "at least "
+    period = _period(hint, steps, labels)
+    summary_sources = [earlier.source] if earlier is not None and start is not None else []
+    summary_sources += [first.decision.source, last.decision.source]
+
+    # the summary sentence: how often, how much, from where to where
+    parts = []
+    for direction, verb in (("raise", "raised"), ("cut", "lowered")):
+        group = moves[direction]
+        if not group:
+            continue
+        text = f"{verb} the target range for the federal funds rate " if not parts else f"{verb} it "
+        text += f"{at_least}{times_text(len(group))}"
+        sizes = [abs(s.change_bp) for s in group if s.change_bp is not None]
+        if len(sizes) == len(group) and len(set(sizes)) == 1 and len(group) > 1:
+            text += f", each by {bp_text(sizes[0])} ({points_text(sizes[0])})"
+        total = None
+        if len(sizes) == len(group) and complete:
+            total = sum(sizes)
+        elif start is not None and not (moves["raise"] and moves["cut"]):
+            total = abs(bp(end[0], start[0]))  # one direction: the distance travelled, whatever was missed
+        if total:
+            text += f", by {bp_text(total)} ({points_text(total)}) in total"
+        parts.append(text)
+    if not parts:
+        ranges = {(s.decision.low, s.decision.high) for s in steps}
+        if len(ranges) == 1:
+            summary = (f"{period} the Committee kept the target range for the federal funds rate at "
+                       f"{range_text(*end)} at all {count_word(len(holds) or len(steps))} meetings whose decisions the "
+                       f"sources show ({labels[first.decision.date]} to {labels[last.decision.date]}); it did not "
+                       f"move the range {_cite(summary_sources)}.")
+            return summary
+        parts.append("changed the target range for the federal funds rate")
+    summary = f"{period} the Committee " + " and ".join(parts)
+    if start is not None:
+        summary += f", from {range_text(*start)} to {range_text(*end)}"
+        if moves["raise"] and moves["cut"] and complete:
+            net = bp(end[0], start[0])
+            if net:
+                summary += f", a net {'increase' if net > 0 else 'decrease'} of {bp_text(abs(net))}"
+    else:
+        summary += f", to {range_text(*end)}"
+    peak = max(steps, key=lambda s: (s.decision.high, s.decision.date))
+    if moves["raise"] and (peak.decision.low, peak.decision.high) != end:
+        summary += f", peaking at {range_text(peak.decision.low, peak.decision.high)} in {labels[peak.decision.date]}"
+    summary += f" {_cite(summary_sources)}."
+    size = asked_size(question) if kind == "which" else None
+    if size is not None:
+        matching = [s for s in moves["raise"] + moves["cut"] if s.change_bp is not None and abs(s.change_bp) == size]
+        matching.sort(key=lambda s: s.decision.date)
+        if matching:
+            dates = [labels[s.decision.date] for s in matching]
+            listed = dates[0] if len(dates) == 1 else ", ".join(dates[:-1]) + " and " + dates[-1]
+            unsized = any(s.change_bp is None for s in moves["raise"] + moves["cut"])
+            among = " (of the moves whose size the sources show)" if unsized else ""
+            summary += (f" The moves of {bp_text(size)} ({points_text(size)}){among} were in {listed} "
+                        f"{_cite([s.decision.source for s in matching])}.")
+    if len(holds) and kind == "count":
+        n = len(holds)
+        others = "the one other meeting" if n == 1 else f"the other {count_word(n)} meetings"
+        when = ", ".join(labels[s.decision.date] for s in holds)
+        summary += f" It held the range at {others} ({when}) {_cite([s.decision.source for s in holds])}."
+
+    # one clause per change (and per run of holds in a path answer), in date order, each cited
+    clauses = []
+    run: list[Step] = []
+
+    def close_run():
+        if not run:
+            return
+        lo_label, hi_label = labels[run[0].decision.date], labels[run[-1].decision.date]
+        when = lo_label if len(run) == 1 else f"{lo_label} to {hi_label} ({count_word(len(run))} meetings)"
+        clauses.append(f"{when}: held at {range_text(run[0].decision.low, run[0].decision.high)} "
+                       f"{_cite([run[0].decision.source, run[-1].decision.source])}")
+        run.clear()
+
+    for s in steps:
+        if s.direction == "hold":
+            if kind != "count" and s.decision.via == "decision_sentence":
+                if run and (run[-1].decision.low, run[-1].decision.high) != (s.decision.low, s.decision.high):
+                    close_run()
+                run.append(s)
+            continue
+        close_run()
+        verb = {"raise": "raised", "cut": "lowered"}.get(s.direction, "set")
+        by = f" by {points_text(abs(s.change_bp))} ({bp_text(abs(s.change_bp))})" if s.change_bp else ""
+        clauses.append(f"{labels[s.decision.date]}: {verb}{by} to {range_text(s.decision.low, s.decision.high)} "
+                       f"{_cite([s.decision.source])}")
+    close_run()
+    if not clauses:
+        return summary
+    return summary + " " + "; ".join(clauses) + "."

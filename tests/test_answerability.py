@@ -1,0 +1,170 @@
+"""The answerability model: evidence features, heads that reproduce scikit-learn, the threshold
+chosen out of fold, and the agent's decisions and reported confidence taken from it."""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fedlab.agent.answerability import (ANSWER_CLASSES, AnswerabilityModel, LogisticHead, load_model)
+from fedlab.agent.evidence import (EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary, evidence_features,
+                                   question_features, question_terms)
+from fedlab.agent_eval.fit_answerability import (ANSWER_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
+                                                 fit_model)
+from fedlab.chunking.chunk import Chunk
+from fedlab.errors import FedlabError
+from fedlab.retrieval.types import DateHint, Hit
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _chunk(i: int, text: str, doc_type: str = "statement", date: str = "2020-03-15") -> Chunk:
+    return Chunk(f"c{i}", f"{doc_type}-{date}", doc_type, date, None, 0, len(text), text, text)
+
+
+CHUNKS = [
+    _chunk(0, "The Committee decided to lower the target range for the federal funds rate to 0 to 1/4 percent."),
+    _chunk(1, "Participants discussed inflation and the labor market.", "minutes"),
+    _chunk(2, "Participants noted that the Committee would purchase Treasury securities.", "minutes"),
+    _chunk(3, "Inflation remains elevated and the Committee is attentive to inflation risks."),
+]
+VOCAB = Vocabulary.from_chunks(CHUNKS)
+
+
+def test_vocabulary_counts_passages_and_normalises_idf():
+    assert VOCAB.n_passages == 4 and VOCAB.df["committe"] == 3 and VOCAB.df["inflation"] == 2
+    assert VOCAB.idf("zebra") == 1.0 and 0 < VOCAB.idf("inflation") < VOCAB.idf("treasury") < 1
+    assert VOCAB.doc_types == {"minutes": ["minut"], "statement": ["statement"]}
+    assert Vocabulary.from_json(json.loads(json.dumps(VOCAB.to_json()))) == VOCAB
+
+
+def test_question_features_see_unknown_terms_doc_types_and_other_sources():
+    hint = DateHint("2020-01-01", "2020-12-31", "year", text="in 2020")
+    terms = question_terms("What did the Committee say about zebra inflation in 2020?", hint, VOCAB)
+    assert "2020" not in terms.content and terms.salient == {"committe"}
+    f = question_features(terms, hint, VOCAB)
+    assert set(f) == set(QUESTION_FEATURES)
+    assert terms.content == ["committe", "say", "zebra", "inflation"]
+    assert f["unknown_share"] == pytest.approx(2 / 4) and f["vocab_share"] == pytest.approx(2 / 4)
+    assert f["dated"] == f["multi_meeting"] == 1.0 and f["names_doc_type"] == 0.0 and f["other_source"] == 0.0
+    assert f["meeting_in_range"] == 1.0
+    later = DateHint("2021-01-01", "2021-12-31", "year", text="in 2021")
+    assert question_features(question_terms("inflation in 2021?", later, VOCAB), later, VOCAB)["meeting_in_range"] == 0
+    named = question_terms("What did the minutes say about inflation?", None, VOCAB)
+    assert named.doc_types == {"minutes"}
+    assert question_terms("What did Powell say in his speech?", None, VOCAB).other_source
+    assert question_terms("What did they decide, according to the transcript?", None, VOCAB).other_source
+    assert not question_terms("What did they decide, according to the Committee?", None, VOCAB).other_source
+    assert not question_terms("What did they decide, according to the minutes?", None, VOCAB).other_source
+
+
+def test_evidence_features_weigh_rare_terms_and_check_doc_types():
+    terms = question_terms("What did the minutes say about Treasury purchases and zebra?", None, VOCAB)
+    hits = [Hit(CHUNKS[2], 1.0, sources={"dense": 0.6}), Hit(CHUNKS[0], 0.5, sources={"dense": 0.4})]
+    f = evidence_features(terms, hits, {"top_score": 0.6}, VOCAB)
+    assert set(f) == set(EVIDENCE_FEATURES)
+    assert f["top_dense"] == 0.6 and f["doc_type_found"] == 1.0 and f["date_coverage"] == 1.0
+    assert f["missing_idf"] == 1.0  # "zebra" is in no passage
+    assert terms.salient == {"treasury"} and f["salient_coverage"] == 1.0
+    assert 0 < f["idf_coverage"] < 1
+    statements_only = evidence_features(terms, [Hit(CHUNKS[0], 1.0)], {}, VOCAB)
+    assert statements_only["doc_type_found"] == 0.0 and statements_only["top_dense"] == 0.0
+
+
+def _rows(n: int = 240, seed: int = 0) -> list[Row]:
+    """Synthetic rows whose outcome follows two features, as a fitted model should find."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for _ in range(n):
+        off = rng.uniform() < 0.15
+        ev = rng.uniform()
+        f = {name: rng.uniform() for name in ANSWER_FEATURES}
+        f["vocab_share"] = rng.uniform(0, 0.4) if off else rng.uniform(0.6, 1)
+        f["idf_coverage"] = ev
+        outcome = "unanswerable" if off or ev < 0.3 else ("correct" if rng.uniform() < ev else "wrong")
+        rows.append(Row(f, outcome, off))
+    return rows
+
+
+def test_heads_reproduce_scikit_learn_and_survive_json(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    rows = _rows()
+    model = fit_model(rows, VOCAB, target_precision=0.9, off_topic_threshold=0.5, meta={"retriever": "bm25"})
+    x = np.array([[r.features[n] for n in ANSWER_FEATURES] for r in rows])
+    y = [ANSWER_CLASSES.index(r.outcome) for r in rows]
+    reference = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000)).fit(x, y)
+    np.testing.assert_allclose(model.answer.proba_many([r.features for r in rows]), reference.predict_proba(x),
+                               atol=1e-9)
+    xo = np.array([[r.features.get(n, 0.0) for n in OFF_TOPIC_FEATURES] for r in rows])
+    ref_off = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000)).fit(xo, [r.off_topic for r in rows])
+    np.testing.assert_allclose([model.off_topic_p(r.features) for r in rows], ref_off.predict_proba(xo)[:, 1],
+                               atol=1e-9)
+    path = tmp_path / "m.json"
+    model.save(path)
+    back = load_model(str(path))
+    assert back.threshold == model.threshold and back.meta["n"] == len(rows)
+    assert back.outcome(rows[0].features) == model.outcome(rows[0].features)
+    # the model learned the direction of the evidence: more coverage, more likely answerable
+    low, high = dict(rows[0].features, idf_coverage=0.05), dict(rows[0].features, idf_coverage=0.95)
+    assert model.outcome(high).answerable > model.outcome(low).answerable
+    assert 0 < model.threshold < 1 and model.meta["threshold_from"] == "out-of-fold"
+
+
+def test_threshold_is_the_lowest_that_reaches_the_precision():
+    p = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95])
+    answerable = np.array([0, 0, 1, 0, 1, 1, 1, 1, 1, 1], dtype=bool)
+    kept = np.ones(10, dtype=bool)
+    assert choose_threshold(p, answerable, kept, 0.85) == pytest.approx(0.3)  # 7 of 8 at >= 0.3
+    assert choose_threshold(p, answerable, kept, 1.0) == pytest.approx(0.5)
+    assert choose_threshold(p, answerable, kept, 0.5) == pytest.approx(0.1)
+    off_topic = kept.copy()
+    off_topic[3] = False  # the off-topic head already removes that one
+    assert choose_threshold(p, answerable, off_topic, 1.0) == pytest.approx(0.3)
+    assert choose_threshold(p, np.zeros(10, dtype=bool), kept, 0.9) == 1.0
+
+
+def test_a_split_without_every_outcome_cannot_be_fitted():
+    rows = [r for r in _rows() if r.outcome != "wrong"]
+    with pytest.raises(FedlabError, match="correct, wrong and unanswerable"):
+        fit_model(rows, VOCAB, 0.9, 0.5)
+
+
+def test_bad_model_files_are_one_line(tmp_path):
+    with pytest.raises(FedlabError, match="does not exist"):
+        load_model(str(tmp_path / "none.json"))
+    (tmp_path / "old.json").write_text(json.dumps({"method": "platt", "a": 1.0, "b": 0.0}))
+    with pytest.raises(FedlabError, match="not an answerability model"):
+        load_model(str(tmp_path / "old.json"))
+    assert load_model(None) is None
+
+
+def test_the_shipped_models_were_fitted_on_dev_for_their_retriever():
+    for name, kind in (("production.json", "hybrid"), ("extractive-bm25.json", "bm25")):
+        model = load_model(str(ROOT / "conf" / "calibration" / name))
+        assert model.meta["split"] == "dev" and model.meta["retriever"] == kind
+        assert model.meta["threshold_from"] == "out-of-fold" and 0 < model.threshold < 1
+        # out of fold on dev, the model tells answerable from unanswerable questions
+        assert model.meta["oof_auroc_answerable"] > 0.7 and model.meta["oof_auroc_off_topic"] > 0.8
+
+
+def constant_model(p_correct: float, p_wrong: float, p_off: float, threshold: float) -> AnswerabilityModel:
+    """A model whose heads ignore the features: the agent's decisions are then known."""
+    p_un = 1.0 - p_correct - p_wrong
+    answer = LogisticHead(list(ANSWER_CLASSES), ["idf_coverage"], [0.0], [1.0], [[0.0], [0.0], [0.0]],
+                          [math.log(p_correct), math.log(p_wrong), math.log(p_un)])
+    off = LogisticHead(["on_topic", "off_topic"], ["top_dense"], [0.0], [1.0], [[0.0]],
+                       [math.log(p_off / (1 - p_off))])
+    return AnswerabilityModel(VOCAB, off, answer, threshold, {"retriever": "bm25"})
+
+
+def test_constant_model_probabilities():
+    m = constant_model(0.6, 0.2, 0.1, 0.5)
+    o = m.outcome({})
+    assert (o.correct, o.wrong, o.unanswerable) == pytest.approx((0.6, 0.2, 0.2))
+    assert m.off_topic_p({}) == pytest.approx(0.1)

@@ -1,0 +1,300 @@
+"""The extractive backend's answers for multi-meeting questions: rate paths composed from the
+decision sentences, one sentence per meeting in date order, single-meeting answers unchanged.
+Synthetic passages in the statements' language (no dataset questions)."""
+from __future__ import annotations
+
+import re
+from datetime import date
+
+import pytest
+
+from fedlab.agent.citations import ground_citations
+from fedlab.agent_eval.normalize import contains_fact
+from fedlab.lm.extractive import TOKENS, synthesize_answer, undated_terms
+from fedlab.lm.rate_path import asked_size, asks_rate_path, points_text, range_text, rate_path_answer, read_decisions
+
+MONTHS = "January February March April May June July August September October November December".split()
+
+
+def passage(n: int, iso: str, text: str, kind: str = "statement", section: str | None = None) -> str:
+    """A passage as the agent formats it: "[Source N] <title>, <YYYY-MM-DD>[, <section>]\\n<text>"."""
+    d = date.fromisoformat(iso)
+    title = f"FOMC {kind}, {MONTHS[d.month - 1]} {d.day}, {d.year}"
+    return f"[Source {n}] {title}, {iso}{', ' + section if section else ''}\n{text}"
+
+
+def raise_to(rng: str) -> str:
+    return (f"In support of these goals, the Committee decided to raise the target range for the federal funds "
+            f"rate to {rng} percent and anticipates that ongoing increases in the target range will be appropriate.")
+
+
+def hold_at(rng: str) -> str:
+    return (f"In support of these goals, the Committee decided to keep the target range for the federal funds rate "
+            f"at {rng} percent.")
+
+
+def lower_by(size: str, rng: str) -> str:
+    return (f"In light of the progress on inflation and the balance of risks, the Committee decided to lower the "
+            f"target range for the federal funds rate by {size} percentage point to {rng} percent.")
+
+
+# a tightening year: a hold, then seven increases (8 meetings), passages shuffled
+TIGHTENING = [("2022-01-26", hold_at("0 to 1/4")), ("2022-03-16", raise_to("1/4 to 1/2")),
+              ("2022-05-04", raise_to("3/4 to 1")), ("2022-06-15", raise_to("1-1/2 to 1-3/4")),
+              ("2022-07-27", raise_to("2-1/4 to 2-1/2")), ("2022-09-21", raise_to("3 to 3-1/4")),
+              ("2022-11-02", raise_to("3-3/4 to 4")), ("2022-12-14", raise_to("4-1/4 to 4-1/2"))]
+ORDER = [5, 2, 7, 0, 3, 6, 1, 4]  # passage k shows meeting ORDER[k]
+
+
+def tightening_passages(meetings=TIGHTENING, order=ORDER) -> tuple[list[str], dict[str, int]]:
+    passages, source_of = [], {}
+    for k, i in enumerate(o for o in order if o < len(meetings)):
+        iso, text = meetings[i]
+        passages.append(passage(k + 1, iso, text))
+        source_of[iso] = k + 1
+    return passages, source_of
+
+
+def cited_after(answer: str, label: str) -> int:
+    """The source number of the clause that opens with ``label`` ("May 2022: …[Source N]")."""
+    m = re.search(rf"{re.escape(label)}: [^\[]*\[Source (\d+)\]", answer)
+    assert m, f"no clause for {label} in {answer!r}"
+    return int(m.group(1))
+
+
+def assert_every_sentence_cited(answer: str) -> None:
+    assert answer.rstrip().endswith(("]", "].")), answer
+    for part in re.split(r"(?<=\])\.?\s+(?=[A-Z])", answer):
+        assert re.search(r"\[Sources? \d+(?:, Source \d+)*\]\.?$", part.strip()), part
+
+
+def assert_grounds(answer: str, n_passages: int) -> None:
+    ids = [f"chunk-{i}" for i in range(1, n_passages + 1)]
+    grounded = ground_citations(answer, ids, set(ids))
+    assert grounded.dropped == 0 and grounded.cited
+
+
+# -- rate paths --------------------------------------------------------------------------------------
+
+
+def test_rate_path_counts_raises_with_total_and_range_notation():
+    passages, source_of = tightening_passages()
+    q = "How many increases in the federal funds target range were there during 2022, and what was the cumulative rise?"
+    answer = synthesize_answer(q, passages)["answer"]
+    for fact in ("seven", "425 basis points", "4-1/4 percentage points", "0 to 1/4 percent", "4-1/4 to 4-1/2 percent"):
+        assert contains_fact(answer, fact), (fact, answer)
+    assert "at least" not in answer
+    assert answer.startswith("In 2022 the Committee raised the target range for the federal funds rate seven times")
+    assert "held the range at the one other meeting (January 2022)" in answer
+    # every meeting's clause cites the passage it was read from, in date order
+    labels = [f"{MONTHS[int(iso[5:7]) - 1]} {iso[:4]}" for iso, _ in TIGHTENING[1:]]
+    for (iso, _), label in zip(TIGHTENING[1:], labels):
+        assert cited_after(answer, label) == source_of[iso]
+    assert [answer.index(f"{label}:") for label in labels] == sorted(answer.index(f"{label}:") for label in labels)
+    assert "May 2022: raised by 1/2 percentage point (50 basis points) to 3/4 to 1 percent" in answer
+    assert_every_sentence_cited(answer)
+    assert_grounds(answer, len(passages))
+
+
+def test_rate_path_counts_cuts_with_stated_sizes_and_holds():
+    meetings = [("2024-06-12", hold_at("5-1/4 to 5-1/2")), ("2024-07-31", hold_at("5-1/4 to 5-1/2")),
+                ("2024-09-18", lower_by("1/2", "4-3/4 to 5")), ("2024-11-07", lower_by("1/4", "4-1/2 to 4-3/4")),
+                ("2024-12-18", lower_by("1/4", "4-1/4 to 4-1/2"))]
+    passages = [passage(i + 1, iso, text) for i, (iso, text) in enumerate(reversed(meetings))]
+    q = ("By how much did the Committee lower the policy rate altogether from June to December 2024, and in how "
+         "many steps?")
+    answer = synthesize_answer(q, passages)["answer"]
+    for fact in ("three times", "100 basis points", "1 percentage point", "4-1/4 to 4-1/2 percent"):
+        assert contains_fact(answer, fact), (fact, answer)
+    assert "lowered the target range for the federal funds rate three times" in answer
+    assert "held the range at the other two meetings (June 2024, July 2024)" in answer
+    assert cited_after(answer, "September 2024") == 3  # passages are reversed: 2024-09-18 is [Source 3]
+    assert "September 2024: lowered by 1/2 percentage point (50 basis points) to 4-3/4 to 5 percent" in answer
+    assert_every_sentence_cited(answer)
+
+
+def test_path_question_lists_holds_and_changes_in_date_order():
+    passages, source_of = tightening_passages()
+    answer = synthesize_answer("How did the target range move over the course of 2022?", passages)["answer"]
+    assert "January 2022: held at 0 to 1/4 percent" in answer
+    assert answer.index("January 2022: held") < answer.index("March 2022: raised")
+    assert cited_after(answer, "January 2022") == source_of["2022-01-26"]
+
+
+def test_which_question_names_the_moves_of_the_asked_size():
+    passages, source_of = tightening_passages()
+    answer = synthesize_answer("Which increases in the target range during 2022 were half a percentage point?",
+                               passages)["answer"]
+    assert "The moves of 50 basis points (1/2 percentage point) were in May 2022 and December 2022" in answer
+    assert asked_size("the 75-basis-point hikes") == 75 and asked_size("quarter-point cuts") == 25
+
+
+def test_missing_meeting_makes_the_count_a_lower_bound_but_keeps_the_distance_travelled():
+    order = [o for o in ORDER if o != 4]  # July is not among the passages
+    passages, _ = tightening_passages(order=order)
+    answer = synthesize_answer("How many times was the federal funds rate raised in 2022, and how much in total?",
+                               passages)["answer"]
+    assert "at least six times" in answer
+    assert contains_fact(answer, "425 basis points")  # from 0 to 1/4 to 4-1/4 to 4-1/2, whatever was missed
+
+
+def test_stated_size_reveals_a_missed_move():
+    meetings = [("2024-07-31", hold_at("5-1/4 to 5-1/2")), ("2024-11-07", lower_by("1/4", "4-1/2 to 4-3/4")),
+                ("2024-12-18", lower_by("1/4", "4-1/4 to 4-1/2"))]  # September's half-point cut is missing
+    passages = [passage(i + 1, iso, text) for i, (iso, text) in enumerate(meetings)]
+    answer = rate_path_answer("How many times were rates cut between July and December 2024?", passages)
+    assert "at least two times" in answer
+    assert "November 2024: lowered by 1/4 percentage point" in answer  # the stated size, not the gap to July
+
+
+def test_meetings_outside_the_range_are_not_counted():
+    meetings = TIGHTENING + [("2023-02-01", raise_to("4-1/2 to 4-3/4"))]
+    passages = [passage(i + 1, iso, text) for i, (iso, text) in enumerate(meetings)]
+    answer = synthesize_answer("How many hikes in the target range were there in 2022?", passages)["answer"]
+    assert "seven times" in answer and "2023" not in answer and "4-1/2 to 4-3/4" not in answer
+    # an earlier decision just before the range gives the range the period started from
+    q2023 = "How many hikes in the target range were there in 2023, and how much in total?"
+    answer = synthesize_answer(q2023, passages + [passage(10, "2023-03-22", raise_to("4-3/4 to 5"))])["answer"]
+    assert answer.startswith("In 2023 the Committee raised the target range for the federal funds rate two times")
+    assert "from 4-1/4 to 4-1/2 percent to 4-3/4 to 5 percent" in answer and contains_fact(answer, "50 basis points")
+
+
+def test_fewer_than_two_decisions_falls_back_to_sentences():
+    passages = [passage(1, "2022-03-16", raise_to("1/4 to 1/2")),
+                passage(2, "2022-05-04", "Inflation remains elevated, reflecting supply and demand imbalances related "
+                                         "to the pandemic, higher energy prices, and broader price pressures.")]
+    q = "How many times did the Committee raise the federal funds rate in 2022?"
+    assert rate_path_answer(q, passages) is None
+    answer = synthesize_answer(q, passages)["answer"]
+    assert "decided to raise the target range for the federal funds rate to 1/4 to 1/2 percent" in answer
+    assert_every_sentence_cited(answer)
+
+
+def test_one_decision_per_meeting_statement_first_and_minutes_of_another_meeting():
+    minutes = ("The vote also encompassed approval of the statement below for release at 10:00 a.m. on March 3, "
+               "2020:\n\n\"The fundamentals of the U.S. economy remain strong. The Federal Open Market Committee "
+               "decided today to lower the target range for the federal funds rate by 1/2 percentage point, to 1 "
+               "to 1-1/4 percent.\"")
+    passages = [passage(1, "2020-03-15", minutes, kind="minutes", section="Videoconference meeting of March 2"),
+                passage(2, "2020-03-15", "In light of these developments, the Committee decided to lower the target "
+                                         "range for the federal funds rate to 0 to 1/4 percent."),
+                passage(3, "2020-03-15", "In light of these developments, members agreed to lower the target range "
+                                         "for the federal funds rate to 0 to 1/4 percent.", kind="minutes")]
+    found = read_decisions(passages)
+    assert [(d.date, d.source, d.low, d.high) for d in found] == [("2020-03-03", 1, 1.0, 1.25),
+                                                                    ("2020-03-15", 2, 0.0, 0.25)]
+    assert found[0].stated_bp == 50
+
+
+def test_rate_path_questions_are_told_apart():
+    assert asks_rate_path("How many times did the Fed raise interest rates in 2018?") == "count"
+    assert asks_rate_path("How did the federal funds rate evolve from 2020 to 2021?") == "path"
+    assert asks_rate_path("Which cuts between 2019 and 2020 were emergency moves?") == "which"
+    assert asks_rate_path("How did the primary credit rate move during 2019?") is None  # another rate
+    assert asks_rate_path("How did the forward guidance on rates change during 2021?") is None  # language
+    assert asks_rate_path("How many times did the Fed raise rates at the March 2022 meeting?") is None  # one meeting
+    assert asks_rate_path("How many times did the Fed raise rates?") is None  # no period
+
+
+def test_notation():
+    assert range_text(4.25, 4.5) == "4-1/4 to 4-1/2 percent" and range_text(0, 0.25) == "0 to 1/4 percent"
+    assert points_text(425) == "4-1/4 percentage points" and points_text(100) == "1 percentage point"
+    assert points_text(25) == "1/4 percentage point"
+
+
+# -- one sentence per meeting --------------------------------------------------------------------------
+
+BOILERPLATE = ("The Committee seeks to achieve maximum employment and inflation at the rate of 2 percent over "
+               "the longer run.")
+
+
+INFLATION = {
+    "2021-01-27": "Inflation continues to run below 2 percent.",
+    "2021-04-28": "Inflation has risen to 2 percent, largely reflecting transitory factors.",
+    "2021-11-03": ("Inflation is elevated above 2 percent, largely reflecting factors that are expected to be "
+                   "transitory."),
+}
+
+
+def test_one_sentence_per_meeting_in_date_order_with_labels():
+    order = ["2021-11-03", "2021-01-27", "2021-04-28"]
+    passages = [passage(i + 1, iso, f"Overall financial conditions remain accommodative. {INFLATION[iso]} "
+                                    "The Committee will continue to monitor incoming information.")
+                for i, iso in enumerate(order)]
+    answer = synthesize_answer("How did the statements characterize inflation over 2021?", passages,
+                               max_sentences=1)["answer"]
+    assert answer == (f"January 2021: {INFLATION['2021-01-27']} [Source 2] "
+                      f"April 2021: {INFLATION['2021-04-28']} [Source 3] "
+                      f"November 2021: {INFLATION['2021-11-03']} [Source 1]")
+
+
+def test_boilerplate_is_said_once_for_all_its_meetings_and_each_meeting_adds_its_own():
+    order = ["2021-11-03", "2021-01-27", "2021-04-28"]
+    passages = [passage(i + 1, iso, f"{BOILERPLATE} {INFLATION[iso]}") for i, iso in enumerate(order)]
+    answer = synthesize_answer("How did the statements characterize inflation over 2021?", passages,
+                               max_sentences=1)["answer"]
+    # January's best sentence is the boilerplate; April's too, so April joins it and adds its own
+    assert answer == (f"January 2021 and April 2021: {BOILERPLATE} [Source 2, Source 3] "
+                      f"April 2021: {INFLATION['2021-04-28']} [Source 3] "
+                      f"November 2021: {INFLATION['2021-11-03']} [Source 1]")
+    assert_every_sentence_cited(answer)
+
+
+def test_repeated_boilerplate_gives_way_to_the_sentence_that_changed():
+    same = ("In determining the timing and size of future adjustments to the target range, the Committee will "
+            "assess realized and expected economic conditions.")
+    patient = ("The Committee will be patient as it determines what future adjustments to the target range may be "
+               "appropriate.")
+    changed = ("The Committee will closely monitor incoming information and will act as appropriate to sustain the "
+               "expansion as it contemplates future adjustments to the target range.")
+    passages = [passage(1, "2019-05-01", f"{same} {patient}"), passage(2, "2019-06-19", f"{same} {changed}")]
+    answer = synthesize_answer("How did the guidance on future adjustments to the target range change between "
+                               "the May and June 2019 statements?", passages, max_sentences=1)["answer"]
+    assert answer.count(same) <= 1  # never the same sentence twice
+    assert "June 2019: The Committee will closely monitor incoming information and will act as appropriate" in answer
+    assert answer.index("May 2019") < answer.index("June 2019: The Committee will closely")
+    assert_every_sentence_cited(answer)
+
+
+def test_a_meeting_that_repeats_a_chosen_sentence_joins_its_label():
+    sound = "The U.S. banking system is sound and resilient."
+    passages = [passage(1, "2023-03-22", f"{sound} Recent developments are likely to result in tighter credit "
+                                         "conditions."),
+                passage(2, "2023-05-03", f"{sound} Tighter credit conditions are likely to weigh on economic "
+                                         "activity."),
+                passage(3, "2023-06-14", f"{sound} Tighter credit conditions for households and businesses are likely "
+                                         "to weigh on economic activity.")]
+    answer = synthesize_answer("In which 2023 meetings did the statement say the banking system was sound and "
+                               "resilient?", passages)["answer"]
+    assert answer.count(sound) == 1
+    assert f"March 2023, May 2023 and June 2023: {sound} [Source 1, Source 2, Source 3]" in answer
+
+
+def test_single_meeting_question_keeps_the_best_sentences():
+    passages = [passage(1, "2019-07-31", "In light of the implications of global developments for the economic "
+                                         "outlook as well as muted inflation pressures, the Committee decided to lower "
+                                         "the target range for the federal funds rate to 2 to 2-1/4 percent. "
+                                         + BOILERPLATE),
+                passage(2, "2019-07-31", "Voting against the action were Esther L. George and Eric S. Rosengren, who "
+                                         "preferred at this meeting to maintain the target range at 2-1/4 to "
+                                         "2-1/2 percent.")]
+    answer = synthesize_answer("What did the Committee decide about the target range at the July 2019 meeting?",
+                               passages)["answer"]
+    assert answer.startswith("In light of the implications of global developments")
+    assert "July 2019:" not in answer  # no labels: one meeting
+    assert_every_sentence_cited(answer)
+
+
+def test_no_matching_sentence_gives_an_empty_answer():
+    passages = [passage(1, "2022-03-16", BOILERPLATE), passage(2, "2022-05-04", BOILERPLATE)]
+    assert synthesize_answer("Which bakery sold sourdough in 2022 and 2023?", passages) == {"answer": ""}
+
+
+@pytest.mark.parametrize("question,kept", [
+    ("In January 2022, what pace of purchases did the Committee set for February?", "pace purchases"),
+    ("Compare the outlook language after the October 2019 cut with the December 2019 statement.", "outlook language"),
+])
+def test_date_words_not_the_words_between_them_are_dropped(question, kept):
+    terms = undated_terms(question)
+    assert set(TOKENS(kept)) <= terms
+    assert not terms & set(TOKENS("January February 2022 October December 2019 cut"))
