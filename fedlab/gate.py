@@ -83,7 +83,7 @@ def print_results(results: list[GateResult]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="retrieval gates (test split)")
+    table = Table(title="gates (test split)")
     for col in ("metric", "measured", "threshold", "result"):
         table.add_column(col, justify="right" if col in ("measured", "threshold") else "left")
     for r in results:
