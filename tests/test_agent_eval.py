@@ -219,6 +219,17 @@ def test_support_lexical_rule():
     assert s[4].sentences[0].closeness < 0.6
 
 
+def test_support_accepts_the_citations_heading_but_not_another_meeting():
+    """A per-meeting answer opens each sentence with its meeting ("July 2019: …"): the citation
+    shows that date above its passage, so it is supported; another meeting's date is not."""
+    sentence = "The Committee lowered the target range for the federal funds rate to 2 to 2¼ percent [1]."
+    labelled = _a(f"July 2019: {sentence}", cites=[_cite(1, "c1", PASSAGE)])  # _cite dates 2019-07-31
+    elsewhere = _a(f"June 2018: {sentence}", cites=[_cite(1, "c1", PASSAGE)])
+    s = score_answers([labelled, elsewhere])
+    assert s[0].score == 1.0
+    assert s[1].score == 0.0 and s[1].sentences[0].missing == ("2018",)
+
+
 def test_support_with_an_embedder_uses_cosine():
     class Bag:  # a bag-of-letters embedder: similar letter mixes are close
         def embed_documents(self, texts, progress=False):

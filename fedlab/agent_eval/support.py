@@ -9,7 +9,9 @@ It is *not* faithfulness and is never reported under that name. The rule, per an
 3. A sentence is supported when it has cited passages and
    a. every number in it (after ``normalize``: "two" = 2, "1/2" = 0.5, "2.10" = 2.1) occurs
       in its cited passages, and every name (a capitalised word that does not open the
-      sentence, or an acronym) occurs in them, case-insensitively; and
+      sentence, or an acronym) occurs in them, case-insensitively — a passage's heading as the
+      citation shows it (document title, meeting date as "March 15, 2023") counts, so "March
+      2023: …" opening a sentence cited to that meeting is supported; and
    b. it is semantically close to them: with an embedder (the pipeline's, ``embed_documents``)
       the largest cosine between the sentence and one of its passages is at least
       ``MIN_COSINE``; without one, at least ``MIN_OVERLAP`` of the sentence's content words
@@ -100,6 +102,17 @@ def missing_terms(sentence: str, passages: Sequence[str]) -> list[str]:
     return missing
 
 
+def heading(title: str, meeting_date: str) -> str:
+    """What a citation shows above its passage: the title and the meeting date in words."""
+    from datetime import date
+
+    try:
+        day = date.fromisoformat(meeting_date)
+    except ValueError:
+        return title
+    return f"{title} {day.strftime('%B')} {day.day}, {day.year}"
+
+
 def lexical_overlap(sentence: str, passages: Sequence[str]) -> float:
     words = _content_words(strip_markers(sentence))
     if not words:
@@ -115,10 +128,11 @@ def score_answers(answers: Sequence[AgentAnswer], embedder=None) -> list[AnswerS
     for ans in answers:
         sentences = [] if ans.abstained else split_sentences(ans.answer)
         by_n = {c.n: c.text for c in ans.citations}
+        heads = {c.n: heading(c.title, c.meeting_date) for c in ans.citations}
         plan = []
         for text, nums in sentences:
             passages = [by_n[n] for n in nums if n in by_n]
-            plan.append((text, nums, passages))
+            plan.append((text, nums, passages, [heads[n] for n in nums if n in heads]))
             if embedder is not None and passages:
                 for t in (strip_markers(text), *passages):
                     texts.setdefault(t, len(texts))
@@ -133,11 +147,11 @@ def score_answers(answers: Sequence[AgentAnswer], embedder=None) -> list[AnswerS
             out.append(AnswerSupport(None))
             continue
         scored = []
-        for text, nums, passages in plan:
+        for text, nums, passages, shown in plan:
             if not passages:
                 scored.append(SentenceSupport(text, nums, False))
                 continue
-            missing = missing_terms(text, passages)
+            missing = missing_terms(text, [*passages, *shown])
             if vectors is not None:
                 s = vectors[texts[strip_markers(text)]]
                 closeness = float(max(vectors[texts[p]] @ s for p in passages))
