@@ -98,11 +98,12 @@ def test_heads_reproduce_scikit_learn_and_survive_json(tmp_path):
     model = fit_model(rows, VOCAB, target_precision=0.9, off_topic_threshold=0.5, meta={"retriever": "bm25"})
     x = np.array([[r.features[n] for n in ANSWER_FEATURES] for r in rows])
     y = [ANSWER_CLASSES.index(r.outcome) for r in rows]
-    reference = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000)).fit(x, y)
+    reference = make_pipeline(StandardScaler(), LogisticRegression(C=model.meta["c_answer"], max_iter=5000)).fit(x, y)
     np.testing.assert_allclose(model.answer.proba_many([r.features for r in rows]), reference.predict_proba(x),
                                atol=1e-9)
     xo = np.array([[r.features.get(n, 0.0) for n in OFF_TOPIC_FEATURES] for r in rows])
-    ref_off = make_pipeline(StandardScaler(), LogisticRegression(C=1.0, max_iter=5000)).fit(xo, [r.off_topic for r in rows])
+    ref_off = make_pipeline(StandardScaler(), LogisticRegression(C=model.meta["c_off_topic"], max_iter=5000)).fit(
+        xo, [r.off_topic for r in rows])
     np.testing.assert_allclose([model.off_topic_p(r.features) for r in rows], ref_off.predict_proba(xo)[:, 1],
                                atol=1e-9)
     path = tmp_path / "m.json"
@@ -168,3 +169,14 @@ def test_constant_model_probabilities():
     o = m.outcome({})
     assert (o.correct, o.wrong, o.unanswerable) == pytest.approx((0.6, 0.2, 0.2))
     assert m.off_topic_p({}) == pytest.approx(0.1)
+
+
+def test_regularisation_is_chosen_by_cross_validated_log_loss():
+    from fedlab.agent_eval.fit_answerability import C_GRID, choose_c
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(150, 8))
+    noise = rng.integers(0, 2, size=150)  # labels unrelated to the features: shrink hard
+    signal = (x[:, 0] + 0.1 * rng.normal(size=150) > 0).astype(int)  # nearly separable: shrink little
+    assert choose_c(x, noise) == min(C_GRID)
+    assert choose_c(x, signal) >= 1.0

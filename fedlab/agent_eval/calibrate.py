@@ -108,7 +108,7 @@ def _run(args) -> int:
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": args.config, "sets": list(args.sets),
             "method": "logistic"}
     model = fit_model(rows, vocabulary, target, off_threshold, meta=meta)
-    p_answerable, p_off = out_of_fold(rows)
+    p_answerable, p_off = out_of_fold(rows, model.meta["c_answer"], model.meta["c_off_topic"])
     answerable = [r.outcome != "unanswerable" for r in rows]
     kept = (p_off < off_threshold) & (p_answerable >= model.threshold)
     model.meta.update({

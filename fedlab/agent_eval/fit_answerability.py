@@ -25,7 +25,8 @@ from fedlab.errors import FedlabError
 OFF_TOPIC_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", "top_dense")
 ANSWER_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", *EVIDENCE_FEATURES, "retrieval_score")
 FOLDS = 5
-C = 1.0
+C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
+REPEATS = 5
 
 
 @dataclass
@@ -39,12 +40,28 @@ def _matrix(rows: Sequence[Row], names: Sequence[str]) -> np.ndarray:
     return np.array([[float(r.features.get(n, 0.0)) for n in names] for r in rows], dtype=float)
 
 
-def _pipeline():
+def _pipeline(c: float):
     from sklearn.linear_model import LogisticRegression
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    return make_pipeline(StandardScaler(), LogisticRegression(C=C, max_iter=5000))
+    return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=5000))
+
+
+def _folds(y: np.ndarray, seed: int = 0):
+    from sklearn.model_selection import StratifiedKFold
+
+    return StratifiedKFold(n_splits=max(2, min(FOLDS, int(np.bincount(y).min()))), shuffle=True, random_state=seed)
+
+
+def choose_c(x: np.ndarray, y: np.ndarray) -> float:
+    """The L2 strength of ``C_GRID`` with the lowest cross-validated log loss (5-fold, repeated
+    with ``REPEATS`` shuffles: one shuffle of a small split can favour an extreme value)."""
+    from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
+
+    folds = RepeatedStratifiedKFold(n_splits=_folds(y).n_splits, n_repeats=REPEATS, random_state=0)
+    losses = {c: -cross_val_score(_pipeline(c), x, y, cv=folds, scoring="neg_log_loss").mean() for c in C_GRID}
+    return min(losses, key=losses.get)
 
 
 def _head(fitted, classes: Sequence[str], names: Sequence[str]) -> LogisticHead:
@@ -60,16 +77,14 @@ def _labels(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
     return outcome, off
 
 
-def out_of_fold(rows: Sequence[Row], seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def out_of_fold(rows: Sequence[Row], c_answer: float, c_off: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """(P(answerable), P(off topic)) for every row from models that did not see it."""
-    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.model_selection import cross_val_predict
 
     outcome, off = _labels(rows)
-    folds = StratifiedKFold(n_splits=min(FOLDS, int(np.bincount(outcome).min()), int(np.bincount(off).min())),
-                            shuffle=True, random_state=seed)
-    p_answer = cross_val_predict(_pipeline(), _matrix(rows, ANSWER_FEATURES), outcome, cv=folds,
-                                 method="predict_proba")
-    p_off = cross_val_predict(_pipeline(), _matrix(rows, OFF_TOPIC_FEATURES), off, cv=folds,
+    p_answer = cross_val_predict(_pipeline(c_answer), _matrix(rows, ANSWER_FEATURES), outcome,
+                                 cv=_folds(outcome, seed), method="predict_proba")
+    p_off = cross_val_predict(_pipeline(c_off), _matrix(rows, OFF_TOPIC_FEATURES), off, cv=_folds(off, seed),
                               method="predict_proba")[:, 1]
     return p_answer[:, 0] + p_answer[:, 1], p_off
 
@@ -92,12 +107,15 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
     if len(set(outcome.tolist())) < len(ANSWER_CLASSES) or len(set(off.tolist())) < 2:
         raise FedlabError("fitting the answerability model needs correct, wrong and unanswerable answers and "
                           "off-topic questions in the split; evaluate a larger split")
-    answer = _pipeline().fit(_matrix(rows, ANSWER_FEATURES), outcome)
-    off_topic = _pipeline().fit(_matrix(rows, OFF_TOPIC_FEATURES), off)
-    p_answerable, p_off = out_of_fold(rows)
+    x_answer, x_off = _matrix(rows, ANSWER_FEATURES), _matrix(rows, OFF_TOPIC_FEATURES)
+    c_answer, c_off = choose_c(x_answer, outcome), choose_c(x_off, off)
+    answer = _pipeline(c_answer).fit(x_answer, outcome)
+    off_topic = _pipeline(c_off).fit(x_off, off)
+    p_answerable, p_off = out_of_fold(rows, c_answer, c_off)
     answerable = outcome != ANSWER_CLASSES.index("unanswerable")
     threshold = choose_threshold(p_answerable, answerable, p_off < off_topic_threshold, target_precision)
     meta = {**(meta or {}), "n": len(rows), "outcomes": {c: int((outcome == i).sum()) for i, c in enumerate(ANSWER_CLASSES)},
-            "off_topic": int(off.sum()), "target_precision": target_precision, "threshold_from": "out-of-fold"}
+            "off_topic": int(off.sum()), "target_precision": target_precision, "threshold_from": "out-of-fold",
+            "c_answer": c_answer, "c_off_topic": c_off}
     return AnswerabilityModel(vocabulary, _head(off_topic, OFF_TOPIC_CLASSES, OFF_TOPIC_FEATURES),
                               _head(answer, ANSWER_CLASSES, ANSWER_FEATURES), threshold, meta)
