@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass, field
 
 from fedlab.index.tokens import Tokenizer
-from fedlab.retrieval.types import DateHint, Hit
+from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 
 TOKENS = Tokenizer()
 RAW_TOKENS = Tokenizer(lowercase=False, stopwords=False, stemming=False)
@@ -121,7 +121,7 @@ def question_features(terms: QuestionTerms, hint: DateHint | None, vocab: Vocabu
         "unknown_share": (n - len(known)) / n if n else 0.0,
         "n_terms": min(n, 10) / 10,
         "dated": float(hint is not None),
-        "multi_meeting": float(hint is not None and hint.scope in ("span", "year", "multi_year")),
+        "multi_meeting": float(hint is not None and hint.scope in MULTI_MEETING_SCOPES),
         "names_doc_type": float(bool(terms.doc_types)),
         "other_source": float(terms.other_source),
         "meeting_in_range": float(hint is None or vocab.meeting_between(hint.date_from, hint.widened_end(1))),

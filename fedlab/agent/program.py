@@ -34,7 +34,7 @@ from fedlab.agent.signatures import AssessQuery, ReformulateQuery, SynthesizeAns
 from fedlab.agent.types import AgentAnswer, Citation
 from fedlab.errors import FedlabError
 from fedlab.index.tokens import Tokenizer
-from fedlab.retrieval.types import SCOPES, DateHint, Hit, RetrievalResult
+from fedlab.retrieval.types import MULTI_MEETING_SCOPES, SCOPES, DateHint, Hit, RetrievalResult
 
 ABSTAIN_NO_EVIDENCE = ("The FOMC statements and minutes in the index do not answer this question: "
                        "the passages retrieved for it are too weak to support an answer.")
@@ -217,7 +217,7 @@ class AgentProgram(dspy.Module):
         timeline = getattr(self.search_access.searcher, "timeline", None)
         locate = getattr(self.search_access.searcher, "chunk_at", None)
         if not self.settings.decision_passages or timeline is None or locate is None or hint is None \
-                or hint.scope not in ("span", "year", "multi_year"):
+                or hint.scope not in MULTI_MEETING_SCOPES:
             return []
         hi = hint.widened_end(1) or "9999-12-31"
         out, seen = [], {h.chunk.chunk_id for h in shown}
@@ -277,6 +277,7 @@ class AgentProgram(dspy.Module):
             terms = question_terms(question, hint, self.vocabulary)
             asked = {**question_features(terms, hint, self.vocabulary), "intent_off_topic": float(intent == "off_topic")}
         attempts: list[_Attempt] = []
+        p_off = None  # P(off topic), from the first search
         query = question
         for i in range(int(self.settings.max_reformulations) + 1 if self.model is not None else 1):
             if i:
@@ -288,9 +289,11 @@ class AgentProgram(dspy.Module):
             result = self.search(query, hint)
             timings["search"] += (time.perf_counter() - t) * 1000
             attempts.append(self.evaluate_confidence(question, query, result, terms, asked or {}))
-            if self.model is None or attempts[-1].outcome.answerable >= self.threshold:
+            if self.model is None:
                 break
-            if i == 0 and self.model.off_topic_p(attempts[0].signals) >= self.settings.off_topic_threshold:
+            if i == 0:
+                p_off = self.model.off_topic_p(attempts[0].signals)
+            if p_off >= self.settings.off_topic_threshold or attempts[-1].outcome.answerable >= self.threshold:
                 break
         retrieved = list(dict.fromkeys(h.chunk.chunk_id for a in attempts for h in a.result.hits))
         if self.model is None:
@@ -299,7 +302,6 @@ class AgentProgram(dspy.Module):
             base = dict(intent=intent, attempts=1, raw_confidence=best.raw, signals=best.signals,
                         retrieved_chunk_ids=retrieved)
         else:
-            p_off = self.model.off_topic_p(attempts[0].signals)
             if p_off >= self.settings.off_topic_threshold:
                 value, level = self.reported(p_off)
                 return done(AgentAnswer(question, ABSTAIN_OFF_TOPIC, True, value, level, intent="off_topic",

@@ -19,8 +19,6 @@ import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 from fedlab.errors import FedlabError
 
 DEFAULT_CONFIG = "evaluate"
@@ -75,11 +73,9 @@ def _run(args) -> int:
     from fedlab.agent.build import build_agent
     from fedlab.agent.evidence import Vocabulary
     from fedlab.agent.searcher import open_direct
-    from fedlab.agent_eval.calibration import brier, ece
-    from fedlab.agent_eval.fit_answerability import Row, fit_model, out_of_fold
+    from fedlab.agent_eval.fit_answerability import Row, fit_model
     from fedlab.agent_eval.harness import run_agent
     from fedlab.agent_eval.measures import judge_answer
-    from fedlab.agent_eval.selective import auroc
     from fedlab.eval.harness import dataset_hash, load_split
     from fedlab.pipeline import build_pipeline
 
@@ -108,16 +104,6 @@ def _run(args) -> int:
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": args.config, "sets": list(args.sets),
             "method": "logistic"}
     model = fit_model(rows, vocabulary, target, off_threshold, meta=meta)
-    p_answerable, p_off = out_of_fold(rows, model.meta["c_answer"], model.meta["c_off_topic"])
-    answerable = [r.outcome != "unanswerable" for r in rows]
-    kept = (p_off < off_threshold) & (p_answerable >= model.threshold)
-    model.meta.update({
-        "oof_auroc_answerable": auroc(p_answerable.tolist(), answerable),
-        "oof_auroc_off_topic": auroc(p_off.tolist(), [r.off_topic for r in rows]),
-        "oof_answered": float(kept.mean()),
-        "oof_false_abstention": float(1 - kept[answerable].mean()) if any(answerable) else None,
-        "oof_abstention_on_unanswerable": float(1 - kept[~np.asarray(answerable)].mean()),
-    })
     out = Path(args.out) if args.out else default_out(cfg)
     model.save(out)
     n_correct = sum(r.outcome == "correct" for r in rows)

@@ -20,6 +20,7 @@ import numpy as np
 
 from fedlab.agent.answerability import ANSWER_CLASSES, OFF_TOPIC_CLASSES, AnswerabilityModel, LogisticHead
 from fedlab.agent.evidence import EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary
+from fedlab.agent_eval.selective import auroc
 from fedlab.errors import FedlabError
 
 OFF_TOPIC_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", "top_dense")
@@ -114,8 +115,15 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
     p_answerable, p_off = out_of_fold(rows, c_answer, c_off)
     answerable = outcome != ANSWER_CLASSES.index("unanswerable")
     threshold = choose_threshold(p_answerable, answerable, p_off < off_topic_threshold, target_precision)
+    kept = (p_off < off_topic_threshold) & (p_answerable >= threshold)
     meta = {**(meta or {}), "n": len(rows), "outcomes": {c: int((outcome == i).sum()) for i, c in enumerate(ANSWER_CLASSES)},
             "off_topic": int(off.sum()), "target_precision": target_precision, "threshold_from": "out-of-fold",
-            "c_answer": c_answer, "c_off_topic": c_off}
+            "c_answer": c_answer, "c_off_topic": c_off,
+            # how the chosen threshold does on the rows no fold was fitted on
+            "oof_auroc_answerable": auroc(p_answerable.tolist(), answerable.tolist()),
+            "oof_auroc_off_topic": auroc(p_off.tolist(), off.astype(bool).tolist()),
+            "oof_answered": float(kept.mean()),
+            "oof_false_abstention": float(1 - kept[answerable].mean()),
+            "oof_abstention_on_unanswerable": float(1 - kept[~answerable].mean())}
     return AnswerabilityModel(vocabulary, _head(off_topic, OFF_TOPIC_CLASSES, OFF_TOPIC_FEATURES),
                               _head(answer, ANSWER_CLASSES, ANSWER_FEATURES), threshold, meta)

@@ -128,11 +128,11 @@ def summarize(results: Sequence[QuestionResult], answers: Sequence[AgentAnswer])
         metrics[name] = sum(values) / len(values) if values else None
     if results:
         correct = [r.correct for r in results]
-        metrics["ece"] = ece([r.confidence for r in results], correct)
-        metrics["brier"] = brier([r.confidence for r in results], correct)
-        metrics["ece_raw"] = ece([r.raw_confidence for r in results], correct)
-        metrics["brier_raw"] = brier([r.raw_confidence for r in results], correct)
-        confidence = [r.confidence for r in results]
+        confidence, raw = [r.confidence for r in results], [r.raw_confidence for r in results]
+        metrics["ece"] = ece(confidence, correct)
+        metrics["brier"] = brier(confidence, correct)
+        metrics["ece_raw"] = ece(raw, correct)
+        metrics["brier_raw"] = brier(raw, correct)
         metrics["auroc"] = auroc(confidence, correct)
         metrics[COVERAGE_METRIC] = coverage_at_precision(confidence, correct)
     metrics.update(latency_summary({f"{STAGE_PREFIX}{k}": v for k, v in a.latency_ms.items()} for a in answers))

@@ -38,7 +38,7 @@ no gain, since nothing here is a language model. CI and offline sweeps use this 
      least MEETING_SHARE of the best, if any. With few meetings, each gives up to
      min(max_sentences, MAX_MEETINGS // meetings) sentences that score at least MEETING_SHARE
      of the best. Each sentence opens with its meeting(s) ("March 2023: …"; the day too when
-     two meetings share a month; LABEL_MEETINGS). Fewer than two meetings: rule 3.
+     two meetings share a month). Fewer than two meetings: rule 3.
   3. otherwise the best 1-``max_sentences`` sentences scoring at least half the best.
   Every sentence is followed by its [Source N] (a composed or merged one by all its sources);
   the answer is empty when no sentence shares a content term with the question.
@@ -48,12 +48,13 @@ from __future__ import annotations
 import contextlib
 import math
 import re
-from datetime import date, timedelta
+from datetime import date
 from typing import Callable, Iterator
 
 from fedlab.index.tokens import Tokenizer, stem
 from fedlab.chunking.splitting import sentence_spans
-from fedlab.lm.rate_path import HEAD_DATE, MONTH_NAMES, MULTI_MEETING_SCOPES, rate_path_answer
+from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
+from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 TOKENS = Tokenizer()
 QUESTION_WORDS = frozenset(stem(w) for w in """
@@ -95,7 +96,6 @@ PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
 MAX_SENTENCE_CHARS = 700
 MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least this share of the best
 CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replaces a repeated one
-LABEL_MEETINGS = True  # open each sentence of a per-meeting answer with its meeting(s) ("March 2023: ")
 MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
 REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other
 _MONTH_NAME = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November"
@@ -163,7 +163,10 @@ def undated_terms(question: str) -> set[str]:
     """The question's content terms without its date words (the date range is filtered on)."""
     from fedlab.retrieval.dates import parse_date_hint
 
-    hint = parse_date_hint(question)
+    return _undated(question, parse_date_hint(question))
+
+
+def _undated(question: str, hint) -> set[str]:
     if hint is None:
         return set(content_terms(question))
     # only the date expressions themselves: a range's text ("January 2022, when did … February")
@@ -200,7 +203,7 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     composed = rate_path_answer(question, passages, hint=hint)
     if composed:
         return {"answer": composed}
-    q_terms = undated_terms(question)
+    q_terms = _undated(question, hint)
     candidates = []  # (source n, position, sentence, terms, meeting date)
     for i, passage in enumerate(passages):
         n, sentences = _sentences(passage)
@@ -253,7 +256,7 @@ def _per_meeting(ranked: list, best: float, hint, max_sentences: int) -> str | N
             by_meeting.setdefault(c[4], []).append((s, c))
     if hint is not None and hint.date_to:
         lo = hint.date_from or ""
-        hi = (date.fromisoformat(hint.date_to) + timedelta(days=1)).isoformat()
+        hi = hint.widened_end(1)
         inside = {m: v for m, v in by_meeting.items() if lo <= m <= hi}
         if inside:
             by_meeting = inside
@@ -299,24 +302,12 @@ def _per_meeting(ranked: list, best: float, hint, max_sentences: int) -> str | N
         previous = [c[3] for c in picks] + ([joined["terms"]] if joined else [])
     if len({m for e in entries for m in e["meetings"]}) < 2:
         return None
-    labels = _meeting_labels(top)
+    labels = meeting_labels(top)
     out = []
     for e in entries:
         cite = ", ".join(f"Source {n}" for n in dict.fromkeys(e["sources"]))
-        label = f"{_join_labels([labels[m] for m in e['meetings']])}: " if LABEL_MEETINGS else ""
-        out.append(f"{label}{e['sentence']} [{cite}]")
+        out.append(f"{_join_labels([labels[m] for m in e['meetings']])}: {e['sentence']} [{cite}]")
     return " ".join(out)
-
-
-def _meeting_labels(meetings: list[str]) -> dict[str, str]:
-    """"March 2022" for each meeting date; "March 3, 2020" when two meetings share a month."""
-    months = [m[:7] for m in meetings]
-    out = {}
-    for m in meetings:
-        d = date.fromisoformat(m)
-        name = MONTH_NAMES[d.month - 1]
-        out[m] = f"{name} {d.day}, {d.year}" if months.count(m[:7]) > 1 else f"{name} {d.year}"
-    return out
 
 
 def _join_labels(labels: list[str]) -> str:

@@ -41,12 +41,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date
 
 from fedlab.corpus.timeline import DECISION_RE, DIRECTIVE_RE, VERB_DIRECTION, bp, parse_number, size_bp
+from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 MAX_GAP_DAYS = 63  # scheduled meetings are at most eight weeks apart (56 days in 2019-2025)
-MULTI_MEETING_SCOPES = ("span", "year", "multi_year")
 MONTH_NAMES = ("January February March April May June July August September October November "
                "December").split()
 NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -232,8 +232,7 @@ def bp_text(size: int) -> str:
 
 
 def times_text(n: int) -> str:
-    word = NUMBER_WORDS[n] if n < len(NUMBER_WORDS) else str(n)
-    return f"{word} time{'s' if n != 1 else ''}"
+    return f"{count_word(n)} time{'s' if n != 1 else ''}"
 
 
 def count_word(n: int) -> str:
@@ -245,7 +244,8 @@ def _month_label(iso: str, shared: bool) -> str:
     return f"{MONTH_NAMES[d.month - 1]} {d.day}, {d.year}" if shared else f"{MONTH_NAMES[d.month - 1]} {d.year}"
 
 
-def _labels(dates: list[str]) -> dict[str, str]:
+def meeting_labels(dates: list[str]) -> dict[str, str]:
+    """"March 2022" for each meeting date; "March 3, 2020" when two meetings share a month."""
     months = [d[:7] for d in dates]
     return {d: _month_label(d, months.count(d[:7]) > 1) for d in dates}
 
@@ -308,8 +308,7 @@ def rate_path_answer(question: str, passages: list[str], kind: str | None = None
         return None
     decisions = read_decisions(passages)
     lo = hint.date_from if hint is not None else None
-    hi = (date.fromisoformat(hint.date_to) + timedelta(days=1)).isoformat() \
-        if hint is not None and hint.date_to else None
+    hi = hint.widened_end(1) if hint is not None else None
     inside = [d for d in decisions if (lo is None or d.date >= lo) and (hi is None or d.date <= hi)]
     if len(inside) < 2:
         return None
@@ -319,7 +318,7 @@ def rate_path_answer(question: str, passages: list[str], kind: str | None = None
     complete = (not any(s.gap for s in steps)
                 and all(_days(a.date, b.date) <= MAX_GAP_DAYS for a, b in zip(inside, inside[1:]))
                 and (lo is None or _days(lo, inside[0].date) <= MAX_GAP_DAYS))
-    labels = _labels([d.date for d in inside])
+    labels = meeting_labels([d.date for d in inside])
     return _compose(question, hint, kind, steps, complete, labels, earlier[-1] if earlier else None)
 
 

@@ -38,6 +38,7 @@ class Hit:
 
 
 SCOPES = ("meeting", "month", "span", "year", "multi_year")
+MULTI_MEETING_SCOPES = ("span", "year", "multi_year")  # a range that holds more than one meeting
 
 
 @dataclass(frozen=True)
