@@ -285,6 +285,18 @@ def test_single_meeting_question_keeps_the_best_sentences():
     assert_every_sentence_cited(answer)
 
 
+def test_a_sentence_introducing_a_list_is_answered_with_its_items():
+    steps = ("To keep the supply of reserves ample, the Committee approved by notation vote the following steps:\n\n"
+             "The Federal Reserve will purchase Treasury bills at least into the second quarter of next year.\n\n"
+             "In addition, the Federal Reserve will conduct term and overnight repurchase agreement operations.")
+    passages = [passage(1, "2019-10-11", steps), passage(2, "2019-10-11", BOILERPLATE)]
+    answer = synthesize_answer("What steps did the Committee approve by notation vote in October 2019?",
+                               passages)["answer"]
+    assert answer.startswith("To keep the supply of reserves ample")
+    assert contains_fact(answer, "Treasury bills") and contains_fact(answer, "repurchase agreement operations")
+    assert_every_sentence_cited(answer)
+
+
 def test_no_matching_sentence_gives_an_empty_answer():
     passages = [passage(1, "2022-03-16", BOILERPLATE), passage(2, "2022-05-04", BOILERPLATE)]
     assert synthesize_answer("Which bakery sold sourdough in 2022 and 2023?", passages) == {"answer": ""}

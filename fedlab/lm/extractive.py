@@ -15,7 +15,8 @@ no gain, since nothing here is a language model. CI and offline sweeps use this 
 - reformulate_query: attempt 1 drops the date words and function words (the date range is
   applied as a filter anyway); attempt 2 adds the Committee's own terms for what was asked
   (VOCABULARY_EXPANSIONS).
-- synthesize_answer: splits the passages into sentences and ranks them by IDF-weighted overlap
+- synthesize_answer: splits the passages into sentences (a sentence ending in a colon introduces
+  a list and is read with the rest of its passage) and ranks them by IDF-weighted overlap
   with the question's terms plus the expansions above (numbers count double). Date words are
   not terms (the date range is filtered on): the date expressions themselves — months, days,
   years, quarters, and a move a date names ("the October 2019 cut") — not the words between
@@ -156,7 +157,10 @@ def _sentences(passage: str) -> tuple[int | None, list[str]]:
     n = int(head.group(1)) if head else None
     parts = [" ".join(block[a:b].split()) for block in re.split(r"\n\s*\n", body) for a, b in sentence_spans(block)]
     # a chunk may start mid-sentence: a lower-case opening is a fragment, not a sentence
-    return n, [s for s in parts if 20 <= len(s) <= MAX_SENTENCE_CHARS and not s[0].islower()]
+    parts = [s for s in parts if 20 <= len(s) <= MAX_SENTENCE_CHARS and not s[0].islower()]
+    # a sentence that introduces a list ("… approved the following steps:") says nothing without
+    # it: it is read with the rest of its passage
+    return n, [" ".join(parts[i:]) if s.endswith(":") else s for i, s in enumerate(parts)]
 
 
 def undated_terms(question: str) -> set[str]:
@@ -235,7 +239,7 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         if sentence.lower() in seen:
             continue
         seen.add(sentence.lower())
-        chosen.append(f"{sentence} [Source {n}]")
+        chosen.append(_cited(sentence, f"Source {n}"))
     return {"answer": " ".join(chosen)}
 
 
@@ -306,8 +310,14 @@ def _per_meeting(ranked: list, best: float, hint, max_sentences: int) -> str | N
     out = []
     for e in entries:
         cite = ", ".join(f"Source {n}" for n in dict.fromkeys(e["sources"]))
-        out.append(f"{_join_labels([labels[m] for m in e['meetings']])}: {e['sentence']} [{cite}]")
+        out.append(f"{_join_labels([labels[m] for m in e['meetings']])}: {_cited(e['sentence'], cite)}")
     return " ".join(out)
+
+
+def _cited(text: str, cite: str) -> str:
+    """Each sentence of ``text`` (one, or a list with its introduction) followed by ``[cite]``."""
+    spans = sentence_spans(text) or [(0, len(text))]
+    return " ".join(f"{text[a:b].strip()} [{cite}]" for a, b in spans)
 
 
 def _join_labels(labels: list[str]) -> str:
