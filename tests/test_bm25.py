@@ -11,7 +11,7 @@ from fedlab.errors import FedlabError
 from fedlab.index import load_index
 from fedlab.index.bm25 import BM25Index
 from fedlab.index.tokens import Tokenizer, stem
-from fedlab.retrieval.types import MetadataFilter
+from fedlab.index.filter import MetadataFilter
 
 ROOT = Path(__file__).resolve().parent.parent
 

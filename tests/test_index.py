@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 from fedlab.errors import FedlabError
 from fedlab.index import index_class, load_index
 from fedlab.index.chroma import ChromaIndex
-from fedlab.retrieval.types import MetadataFilter
+from fedlab.index.filter import MetadataFilter
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS = ["exact", "faiss_hnsw", "faiss_ivf", "hnswlib", "chroma"]

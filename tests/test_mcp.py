@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from fedlab.errors import FedlabError
-from fedlab.retrieval.types import DateHint, MetadataFilter
+from fedlab.index.filter import MetadataFilter
+from fedlab.retrieval.types import DateHint
 
 QUESTIONS = [
     "What did the Committee decide about the federal funds rate in March 2022?",

@@ -20,7 +20,8 @@ from fedlab.retrieval.ranking import (RankingOptions, documents_first, length_no
                                       round_robin_by_meeting, statement_quota)
 from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, passage_key
 from fedlab.retrieval.two_pass import DateAwareRetriever, hint_filter
-from fedlab.retrieval.types import Hit, MetadataFilter
+from fedlab.index.filter import MetadataFilter
+from fedlab.retrieval.types import Hit
 
 from statements import statement_stack
 

@@ -18,7 +18,8 @@ from fedlab.retrieval.ordering import lost_in_the_middle
 from fedlab.retrieval.rerank import NoReranker
 from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever, passage_key
 from fedlab.retrieval.two_pass import DateAwareRetriever, hint_filter
-from fedlab.retrieval.types import DateHint, Hit, MetadataFilter
+from fedlab.index.filter import MetadataFilter
+from fedlab.retrieval.types import DateHint, Hit
 
 from statements import statement_stack
 

@@ -27,7 +27,7 @@ import numpy as np
 
 from fedlab.errors import FedlabError
 from fedlab.io import write_json
-from fedlab.retrieval.types import MetadataFilter
+from fedlab.index.filter import MetadataFilter
 
 Pairs = list[tuple[int, float]]
 MANIFEST = "index.json"

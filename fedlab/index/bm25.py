@@ -24,7 +24,7 @@ from fedlab.index.base import (
 )
 from fedlab.index.tokens import Tokenizer
 from fedlab.io import write_json
-from fedlab.retrieval.types import MetadataFilter
+from fedlab.index.filter import MetadataFilter
 
 TOKENS_FILE = "tokens.json"
 VARIANTS = {"okapi": BM25Okapi, "plus": BM25Plus, "l": BM25L}

@@ -22,7 +22,7 @@ from fedlab.index.base import (
     MANIFEST, Pairs, VectorIndex, date_key, dir_size, read_manifest,
 )
 from fedlab.io import write_json
-from fedlab.retrieval.types import MetadataFilter
+from fedlab.index.filter import MetadataFilter
 
 _CLIENTS: dict[str, Any] = {}  # resolved path ("" = in-memory) -> chromadb client
 _STALE_FILES = ("faiss.index", "vectors.npy", "hnswlib.bin", "meta.json")  # other kinds' files

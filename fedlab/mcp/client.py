@@ -28,7 +28,8 @@ from typing import Any, Self, TextIO
 from fedlab.corpus.document import Document
 from fedlab.errors import FedlabError
 from fedlab.mcp.schema import HintArg, retrieval_result_from_json
-from fedlab.retrieval.types import DateHint, MetadataFilter, RetrievalResult
+from fedlab.index.filter import MetadataFilter
+from fedlab.retrieval.types import DateHint, RetrievalResult
 
 
 log = logging.getLogger(__name__)

@@ -23,7 +23,8 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Fie
 
 from fedlab.chunking.chunk import Chunk
 from fedlab.corpus.document import DOC_TYPES, Document
-from fedlab.retrieval.types import SCOPES, DateHint, Hit, MetadataFilter, RetrievalResult
+from fedlab.index.filter import MetadataFilter
+from fedlab.retrieval.types import SCOPES, DateHint, Hit, RetrievalResult
 
 DocType = Literal[DOC_TYPES]  # type: ignore[valid-type]
 Scope = Literal[SCOPES]  # type: ignore[valid-type]

@@ -17,7 +17,8 @@ import numpy as np
 from fedlab.chunking.chunk import Chunk
 from fedlab.errors import FedlabError
 from fedlab.retrieval.fusion import convex, rrf
-from fedlab.retrieval.types import Hit, MetadataFilter
+from fedlab.index.filter import MetadataFilter
+from fedlab.retrieval.types import Hit
 
 Pairs = list[tuple[int, float]]
 

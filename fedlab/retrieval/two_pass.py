@@ -18,7 +18,8 @@ from fedlab.retrieval.ranking import STATEMENT, RankingOptions
 from fedlab.retrieval.rerank import NoReranker
 from fedlab.retrieval.retrievers import dedupe_passages
 from fedlab.retrieval.topk import adaptive_top_k
-from fedlab.retrieval.types import DateHint, Hit, MetadataFilter, RetrievalResult
+from fedlab.index.filter import MetadataFilter
+from fedlab.retrieval.types import DateHint, Hit, RetrievalResult
 
 
 def hint_filter(hint: DateHint, flt: MetadataFilter | None = None, end_grace_days: int = 0) -> MetadataFilter:
