@@ -112,7 +112,8 @@ def load_real(cfg: DictConfig, console) -> RealData:
     from fedlab.cache import ArtifactCache
     from fedlab.chunking.factory import instantiate_chunker
     from fedlab.dataset.schema import load_dataset
-    from fedlab.pipeline import BuildInfo, chunk_corpus, embed_chunks, load_corpus
+    from fedlab.corpus.snapshot import load_corpus
+    from fedlab.pipeline import BuildInfo, chunk_corpus, embed_chunks
 
     cache = ArtifactCache(cfg.paths.cache_dir)
     corpus = load_corpus(cfg.corpus.dir)

@@ -29,7 +29,7 @@ def check_data(cfg) -> None:
     from omegaconf import OmegaConf
 
     from fedlab.eval.harness import dataset_hash
-    from fedlab.pipeline import load_corpus
+    from fedlab.corpus.snapshot import load_corpus
 
     recorded = OmegaConf.select(cfg, "production", default=None)
     if recorded is None:

@@ -21,32 +21,11 @@ from fedlab import io
 from fedlab.cache import ArtifactCache, content_key, texts_key
 from fedlab.chunking.chunk import Chunk
 from fedlab.chunking.factory import instantiate_chunker
-from fedlab.corpus.document import Document
+from fedlab.corpus.snapshot import Corpus, load_corpus
 
 log = logging.getLogger(__name__)
 DENSE_KINDS = ("dense", "hybrid")
 LEXICAL_KINDS = ("bm25", "hybrid")
-
-
-@dataclass
-class Corpus:
-    documents: list[Document]
-    content_hash: str
-    directory: Path
-
-    @property
-    def by_id(self) -> dict[str, Document]:
-        return {d.doc_id: d for d in self.documents}
-
-
-def load_corpus(directory: str | Path) -> Corpus:
-    """The corpus snapshot at ``directory``; its content hash is computed from the documents
-    and checked against manifest.json (FedlabError, one line, on a mismatch or no corpus)."""
-    from fedlab.corpus.build import load_snapshot
-
-    directory = Path(directory)
-    snapshot = load_snapshot(directory)
-    return Corpus(snapshot.documents, snapshot.content_hash, directory)
 
 
 @dataclass

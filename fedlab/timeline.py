@@ -41,7 +41,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from fedlab.cache import ArtifactCache
     from fedlab.corpus.timeline import TABLE_COLUMNS, table_row
-    from fedlab.pipeline import load_corpus, load_timeline
+    from fedlab.corpus.snapshot import load_corpus
+    from fedlab.pipeline import load_timeline
 
     args = _parser().parse_args(argv)
     data_dir = default_data_dir()

@@ -97,6 +97,6 @@ def corpus_dir(tmp_path_factory, mirror_dir) -> Path:
 
 @pytest.fixture(scope="session")
 def documents(corpus_dir):
-    from fedlab.corpus.build import load_documents
+    from fedlab.corpus.snapshot import load_documents
 
     return load_documents(corpus_dir)

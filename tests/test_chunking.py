@@ -199,7 +199,7 @@ def test_chunk_ids_stable_across_processes(documents, tokenizer, tmp_path, model
     (tmp_path / "docs.jsonl").write_text("".join(json.dumps(d.to_json()) + "\n" for d in docs))
     script = (
         "import sys, json\n"
-        "from fedlab.corpus.build import load_documents\n"
+        "from fedlab.corpus.snapshot import load_documents\n"
         "from fedlab.chunking import HFTokenizerSpans, SmallToBigChunker\n"
         "docs = load_documents(sys.argv[1])\n"
         "tok = HFTokenizerSpans.from_model_dir(sys.argv[2])\n"

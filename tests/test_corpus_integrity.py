@@ -11,11 +11,10 @@ import pytest
 from rich.console import Console
 
 from fedlab import io
-from fedlab.corpus.build import content_hash, load_documents
 from fedlab.corpus.document import Document
 from fedlab.corpus.ingest import run_ingest
 from fedlab.errors import FedlabError
-from fedlab.pipeline import Corpus, load_corpus
+from fedlab.corpus.snapshot import Corpus, content_hash, load_corpus, load_documents
 
 QUIET = Console(file=open(os.devnull, "w"))
 

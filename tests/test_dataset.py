@@ -330,7 +330,8 @@ def test_cli_directory_as_dataset_names_the_file_to_pass(tmp_path, corpus_dir):
 def test_cli_default_corpus_follows_fedlab_data_dir(tmp_path, documents):
     """With FEDLAB_DATA_DIR set, the corpus is $FEDLAB_DATA_DIR/corpus/fomc, as for the Hydra apps:
     a corpus there without statement-2019-01-30 makes GOOD's evidence unknown."""
-    from fedlab.corpus.build import BuildReport, content_hash, write_snapshot
+    from fedlab.corpus.build import BuildReport, write_snapshot
+    from fedlab.corpus.snapshot import content_hash
 
     data = tmp_path / "data"
     kept = [d for d in documents if d.doc_id != "statement-2019-01-30"]

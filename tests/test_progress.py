@@ -17,7 +17,8 @@ from rich.console import Console
 from fedlab.cache import ArtifactCache
 from fedlab.chunking.factory import instantiate_chunker
 from fedlab.corpus.document import Document
-from fedlab.pipeline import BuildInfo, Corpus, chunk_corpus, embed_chunks
+from fedlab.corpus.snapshot import Corpus
+from fedlab.pipeline import BuildInfo, chunk_corpus, embed_chunks
 from fedlab.progress import format_duration, note, progress
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -54,7 +54,8 @@ def chunks(documents):
 @pytest.fixture(scope="module")
 def pipeline(documents, chunks, corpus_dir):
     from fedlab.index.bm25 import BM25Index
-    from fedlab.pipeline import BuildInfo, Corpus, Pipeline, chunk_meta
+    from fedlab.corpus.snapshot import Corpus
+    from fedlab.pipeline import BuildInfo, Pipeline, chunk_meta
     from fedlab.retrieval.factory import build_retriever
 
     bm25 = BM25Index()

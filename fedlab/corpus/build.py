@@ -12,8 +12,8 @@ from fedlab import io
 from fedlab.corpus import calendar
 from fedlab.corpus.clean import clean_minutes, clean_statement, decode
 from fedlab.corpus.document import Document, doc_id_for
+from fedlab.corpus.snapshot import content_hash
 from fedlab.corpus.fetch import FetchResult, PageFetcher
-from fedlab.errors import FedlabError
 
 log = logging.getLogger(__name__)
 LAST_UPDATE_RE = re.compile(r"([A-Z][a-z]+ \d{1,2}, \d{4})")
@@ -127,20 +127,12 @@ def share_meeting_labels(docs: list[Document]) -> list[Document]:
     return sorted(out, key=lambda d: (d.meeting_date, d.doc_type))
 
 
-def content_hash(docs: list[Document]) -> str:
-    h = hashlib.sha256()
-    for d in docs:
-        h.update(json.dumps(d.to_json(), sort_keys=True, ensure_ascii=False).encode())
-        h.update(b"\n")
-    return h.hexdigest()[:16]
-
-
 def write_snapshot(out_dir: Path, report: BuildReport, meta: dict) -> None:
     """docs.jsonl then manifest.json, each atomically.
 
     docs.jsonl is rewritten unless the file on disk already holds exactly these documents —
     decided from the file's own bytes, never from the previous manifest, so a run that died
-    between the two writes (new docs, old manifest: refused by :func:`load_snapshot`) is
+    between the two writes (new docs, old manifest: refused by :func:`fedlab.corpus.snapshot.load_corpus`) is
     repaired by the next one.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -163,73 +155,3 @@ def write_snapshot(out_dir: Path, report: BuildReport, meta: dict) -> None:
             "last_run": {"fetched": report.fetched, "cached": report.cached, "requests": report.requests},
         },
     )
-
-
-REBUILD = "rebuild it with `make data` (FEDLAB_MIRROR=../shared/fomc-mirror make data reads the saved site)"
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """A corpus snapshot as loaded: its documents and the content hash computed from them."""
-
-    documents: list[Document]
-    content_hash: str
-    manifest: dict
-
-
-def load_documents(corpus_dir: str | Path) -> list[Document]:
-    """The documents of docs.jsonl; FedlabError (one line) on a line that is not a document."""
-    path = Path(corpus_dir) / "docs.jsonl"
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise FedlabError(f"cannot read {path} ({exc.strerror or exc}): {REBUILD}") from None
-    docs = []
-    for lineno, raw in enumerate(data.splitlines(), start=1):
-        if not raw.strip():
-            continue
-        try:
-            docs.append(Document.from_json(json.loads(raw.decode("utf-8"))))
-        except UnicodeDecodeError:
-            raise FedlabError(f"{path}:{lineno}: not UTF-8 text: {REBUILD}") from None
-        except json.JSONDecodeError as exc:
-            raise FedlabError(f"{path}:{lineno}: not valid JSON ({exc.msg}): {REBUILD}") from None
-        except (TypeError, ValueError, AttributeError) as exc:
-            raise FedlabError(f"{path}:{lineno}: not a document ({exc}): {REBUILD}") from None
-    return docs
-
-
-def load_manifest(corpus_dir: str | Path) -> dict:
-    path = Path(corpus_dir) / "manifest.json"
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise FedlabError(f"cannot read {path} ({exc.strerror or exc}): {REBUILD}") from None
-    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError
-        raise FedlabError(f"{path} is not valid JSON ({exc}): {REBUILD}") from None
-    if not isinstance(manifest, dict):
-        raise FedlabError(f"{path} is not a corpus manifest (expected a JSON object): {REBUILD}")
-    return manifest
-
-
-def load_snapshot(corpus_dir: str | Path) -> Snapshot:
-    """The corpus at ``corpus_dir``, checked: the content hash is computed from the documents
-    themselves and must equal manifest.json's, else FedlabError (one line). Every consumer
-    keys its caches and logs by this hash, so an edited or half-written docs.jsonl must not
-    pass under the manifest's old version."""
-    directory = Path(corpus_dir)
-    if not (directory / "docs.jsonl").is_file() or not (directory / "manifest.json").is_file():
-        raise FedlabError(
-            f"no corpus at {directory} (docs.jsonl + manifest.json): run `make data` to build it "
-            "(FEDLAB_MIRROR=../shared/fomc-mirror make data reads the saved site)"
-        )
-    manifest = load_manifest(directory)
-    documents = load_documents(directory)
-    actual = content_hash(documents)
-    recorded = manifest.get("content_hash")
-    if actual != recorded:
-        raise FedlabError(
-            f"corpus at {directory}: docs.jsonl does not match manifest.json (documents hash {actual}, "
-            f"manifest says {recorded}): {REBUILD}"
-        )
-    return Snapshot(documents, actual, manifest)

@@ -10,7 +10,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from fedlab.corpus.build import BuildReport, content_hash, share_meeting_labels, discover, merge_refs, saved_refs, to_document, write_snapshot
+from fedlab.corpus.build import BuildReport, share_meeting_labels, discover, merge_refs, saved_refs, to_document, write_snapshot
+from fedlab.corpus.snapshot import content_hash
 from fedlab.corpus.clean import CleaningError
 from fedlab.corpus.fetch import FetchResult, MirrorTransport, PageCache, PageFetcher
 from fedlab.errors import FedlabError

@@ -61,14 +61,15 @@ def print_summary(console: Console, stats: dict) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     from fedlab.dataset.schema import not_a_file_message
-    from fedlab.dataset.validate import dataset_stats, load_corpus, validate_file
+    from fedlab.corpus.snapshot import load_corpus
+    from fedlab.dataset.validate import dataset_stats, validate_file
     from fedlab.errors import FedlabError
 
     args = _parser().parse_args(argv)
     console = Console(highlight=False)
     if not Path(args.path).is_file():  # a wrong argument, not a problem in a dataset
         raise FedlabError(f"{args.path}: {not_a_file_message(Path(args.path))}")
-    docs = load_corpus(args.corpus if args.corpus is not None else default_corpus_dir())
+    docs = load_corpus(args.corpus if args.corpus is not None else default_corpus_dir()).by_id
     report = validate_file(args.path, docs)
     console.print(f"{args.path}: {len(report.questions)} questions checked against {len(docs)} documents")
     if report.questions:

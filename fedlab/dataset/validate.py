@@ -110,11 +110,3 @@ def validate_file(path: str | Path, documents: list[Document] | dict[str, Docume
     problems = problems + check_questions(questions, docs, str(path))
     problems.sort(key=lambda p: (p.line or 0))
     return Report(str(path), questions, problems)
-
-
-def load_corpus(corpus_dir: str | Path) -> dict[str, Document]:
-    """The corpus's documents by doc_id, through the shared loader (hash-checked against
-    manifest.json; FedlabError telling to run `make data` when there is none)."""
-    from fedlab.corpus.build import load_snapshot
-
-    return {d.doc_id: d for d in load_snapshot(corpus_dir).documents}
