@@ -18,7 +18,7 @@ from fedlab.retrieval.factory import build_retriever
 from fedlab.retrieval.fusion import convex, min_max
 from fedlab.retrieval.ranking import (RankingOptions, documents_first, length_normalised, passages_per_document,
                                       round_robin_by_meeting, statement_quota)
-from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, passage_key
+from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever
 from fedlab.retrieval.two_pass import DateAwareRetriever, hint_filter
 from fedlab.index.filter import MetadataFilter
 from fedlab.retrieval.types import Hit
@@ -165,7 +165,7 @@ def test_defaults_give_todays_ranking(lexical):
     assert not built.ranking.active
     for q in (YEAR_Q, "balance sheet runoff at the May 2023 meeting", "balance sheet runoff"):
         got, want = built.search(q).hits, plain.search(q).hits
-        assert [passage_key(h.chunk) for h in got] == [passage_key(h.chunk) for h in want]
+        assert [h.chunk.passage_key for h in got] == [h.chunk.passage_key for h in want]
 
 
 def test_per_meeting_spreads_a_range_over_its_meetings(lexical):
@@ -301,11 +301,11 @@ def test_real_convex_fusion_matches_its_formula_and_its_ends(statements_2023):
     parts = dict(chunks=chunks, embedder=embedder, index=index, bm25=bm25, date_aware=False, top_k=8)
     dense = DenseRetriever(embedder, index, chunks).search(q, 50)
     lexical = BM25Retriever(bm25, chunks).search(q, 50)
-    d = min_max({passage_key(h.chunk): h.score for h in dense})
-    b = min_max({passage_key(h.chunk): h.score for h in lexical})
+    d = min_max({h.chunk.passage_key: h.score for h in dense})
+    b = min_max({h.chunk.passage_key: h.score for h in lexical})
     fused = build_retriever("hybrid", fusion="convex", alpha=0.3, **parts).search(q).hits
     for h in fused:
-        key = passage_key(h.chunk)
+        key = h.chunk.passage_key
         assert h.score == pytest.approx(0.3 * d.get(key, 0.0) + 0.7 * b.get(key, 0.0))
         assert h.sources["convex"] == h.score and "rrf" not in h.sources
     assert [h.score for h in fused] == sorted((h.score for h in fused), reverse=True)

@@ -16,7 +16,7 @@ from fedlab.retrieval.factory import build_retriever
 from fedlab.retrieval.fusion import rrf
 from fedlab.retrieval.ordering import lost_in_the_middle
 from fedlab.retrieval.rerank import NoReranker
-from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever, passage_key
+from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
 from fedlab.retrieval.two_pass import DateAwareRetriever, hint_filter
 from fedlab.index.filter import MetadataFilter
 from fedlab.retrieval.types import DateHint, Hit
@@ -137,7 +137,7 @@ def test_hybrid_fuses_by_passage_across_children():
     lexical = TableRetriever([a, b, c, d], {a.chunk_id: 0.0, b.chunk_id: 9.0, c.chunk_id: 1.0, d.chunk_id: 5.0})
     hits = HybridRetriever(_dedup(dense), _dedup(lexical), rrf_k=60).search("q", 10)
     # dense passages: P(a) 1, c 2, d 3 ; bm25: P(b) 1, d 2, c 3
-    assert [passage_key(h.chunk) for h in hits] == [passage_key(a), passage_key(d), passage_key(c)]
+    assert [h.chunk.passage_key for h in hits] == [a.passage_key, d.passage_key, c.passage_key]
     assert hits[0].score == pytest.approx(2 / 61)
     assert hits[0].sources == {"dense": 0.9, "bm25": 9.0, "rrf": pytest.approx(2 / 61)}
     assert hits[1].score == pytest.approx(1 / 63 + 1 / 62)
@@ -174,7 +174,7 @@ def test_two_pass_puts_in_range_first_then_fills(meetings):
     assert dates[:3] == ["2022-06-15"] * 3 and all(d != "2022-06-15" for d in dates[3:])
     assert dates[3:] == ["2024-06-12", "2024-06-12"]  # best of the rest, unfiltered pass
     assert [h.rank for h in result.hits] == [1, 2, 3, 4, 5]
-    assert len({passage_key(h.chunk) for h in result.hits}) == 5
+    assert len({h.chunk.passage_key for h in result.hits}) == 5
     assert base.calls[0][1].date_from == "2022-06-01" and base.calls[1][1] is None
     assert set(result.timings) == {"search_ms", "total_ms"}  # nothing embedded, no reranker
 

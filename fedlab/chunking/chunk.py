@@ -28,6 +28,13 @@ class Chunk:
             return self.parent_start, self.parent_end
         return self.start, self.end
 
+    @property
+    def passage_key(self) -> str:
+        """The passage the user is shown, "doc_id:start-end": chunks that return the same
+        passage (small_to_big children of one parent) share it."""
+        start, end = self.span
+        return f"{self.doc_id}:{start}-{end}"
+
     def to_json(self) -> dict:
         return asdict(self)
 

@@ -161,7 +161,6 @@ def statement_quota(ranked: Sequence[Hit], quota: int, window: int, n: int,
     ``window`` (or as many as the range has). The best statements missing from the window (from
     further down ``ranked``, then ``statements(m)``: the range's best m statement passages) go to
     its end, and the lowest-ranked other passages they displace move to just after it."""
-    from fedlab.retrieval.retrievers import passage_key
 
     window = min(window, n)
     head = list(ranked[:window])
@@ -169,13 +168,13 @@ def statement_quota(ranked: Sequence[Hit], quota: int, window: int, n: int,
     quota = min(quota, window)
     if have >= quota:
         return list(ranked[:n])
-    seen = {passage_key(h.chunk) for h in head}
+    seen = {h.chunk.passage_key for h in head}
     pool = [h for h in ranked[window:] if h.chunk.doc_type == STATEMENT]
     if statements is not None:
         pool += list(statements(quota + have))  # at most `have` of them are in the window already
     add: list[Hit] = []
     for h in pool:
-        key = passage_key(h.chunk)
+        key = h.chunk.passage_key
         if h.chunk.doc_type == STATEMENT and key not in seen and len(add) < quota - have:
             seen.add(key)
             add.append(h)
@@ -183,6 +182,6 @@ def statement_quota(ranked: Sequence[Hit], quota: int, window: int, n: int,
     demote = max(0, len(head) + len(add) - window)
     moved = others[len(others) - demote:] if demote else []
     gone = {id(h) for h in moved}
-    added = {passage_key(h.chunk) for h in add}
-    tail = [h for h in ranked[window:] if passage_key(h.chunk) not in added]
+    added = {h.chunk.passage_key for h in add}
+    tail = [h for h in ranked[window:] if h.chunk.passage_key not in added]
     return ([h for h in head if id(h) not in gone] + add + moved + tail)[:n]

@@ -23,17 +23,12 @@ from fedlab.retrieval.types import Hit
 Pairs = list[tuple[int, float]]
 
 
-def passage_key(chunk: Chunk) -> str:
-    start, end = chunk.span
-    return f"{chunk.doc_id}:{start}-{end}"
-
-
 def dedupe_passages(hits: Sequence[Hit]) -> list[Hit]:
     """Keep the first (best) hit per returned passage; ranks renumbered from 1."""
     seen: set[str] = set()
     out = []
     for h in hits:
-        key = passage_key(h.chunk)
+        key = h.chunk.passage_key
         if key not in seen:
             seen.add(key)
             out.append(Hit(h.chunk, h.score, len(out) + 1, dict(h.sources)))
@@ -47,7 +42,7 @@ class _RowRetriever:
 
     def __init__(self, chunks: Sequence[Chunk]):
         self.chunks = list(chunks)
-        passages = len({passage_key(c) for c in self.chunks}) or 1
+        passages = len({c.passage_key for c in self.chunks}) or 1
         self._fanout = max(1, math.ceil(len(self.chunks) / passages))  # chunks per passage
 
     def _collect(self, fetch: Callable[[int], Pairs], k: int) -> list[Hit]:
@@ -153,14 +148,14 @@ class HybridRetriever:
         sources: dict[str, dict[str, float]] = {}
         for name, hits in sides.items():
             for h in hits:
-                key = passage_key(h.chunk)
+                key = h.chunk.passage_key
                 by_key.setdefault(key, h)
                 sources.setdefault(key, {})[name] = h.score
         if self.fusion == "convex":
-            fused = convex({passage_key(h.chunk): h.score for h in sides["dense"]},
-                           {passage_key(h.chunk): h.score for h in sides["bm25"]}, self.alpha)
+            fused = convex({h.chunk.passage_key: h.score for h in sides["dense"]},
+                           {h.chunk.passage_key: h.score for h in sides["bm25"]}, self.alpha)
         else:
-            fused = rrf({name: [passage_key(h.chunk) for h in hits] for name, hits in sides.items()},
+            fused = rrf({name: [h.chunk.passage_key for h in hits] for name, hits in sides.items()},
                         k=self.rrf_k, weights=self.weights)
         return [Hit(by_key[key].chunk, score, rank, {**sources[key], self.fusion: score})
                 for rank, (key, score) in enumerate(fused[:k], start=1)]
