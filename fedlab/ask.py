@@ -47,7 +47,7 @@ def check_question(text: str, max_chars: int = MAX_QUESTION_CHARS) -> str:
 
 
 def compose_config(config: str, sets: list[str]):
-    from fedlab.agent.config import compose_with_agent
+    from fedlab.agent.settings import compose_with_agent
     from fedlab.config import CONF_DIR
 
     if config == DEFAULT_CONFIG and not (CONF_DIR / f"{DEFAULT_CONFIG}.yaml").is_file():

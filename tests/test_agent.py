@@ -10,7 +10,8 @@ import pytest
 from fedlab.agent.build import build_agent
 from fedlab.agent.citations import final_markers
 from fedlab.agent.confidence import level_for
-from fedlab.agent.program import AgentProgram, AgentSettings
+from fedlab.agent.program import AgentProgram
+from fedlab.agent.settings import AgentSettings
 from fedlab.agent.searcher import SearchAccess, open_search
 from fedlab.agent.signatures import AssessQuery, SynthesizeAnswer
 from fedlab.agent.types import CONFIDENCE_LEVELS

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fedlab.agent.config import group_overrides
+from fedlab.agent.settings import group_overrides
 from fedlab.ask import check_question
 from fedlab.errors import FedlabError
 

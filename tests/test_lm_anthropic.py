@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from fedlab.agent.program import AgentProgram, AgentSettings
+from fedlab.agent.program import AgentProgram
+from fedlab.agent.settings import AgentSettings
 from fedlab.agent.searcher import open_search
 from fedlab.lm.base import LMUnavailable
 

@@ -26,10 +26,11 @@ import dspy
 
 from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import AnswerabilityModel, Outcome
-from fedlab.agent.confidence import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, check_thresholds, combine, level_for
+from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
 from fedlab.agent.evidence import QuestionTerms, Vocabulary, evidence_features, question_features, question_terms
 from fedlab.agent.searcher import SearchAccess
+from fedlab.agent.settings import AgentSettings
 from fedlab.agent.signatures import AssessQuery, ReformulateQuery, SynthesizeAnswer
 from fedlab.agent.types import AgentAnswer, Citation
 from fedlab.errors import FedlabError
@@ -42,42 +43,7 @@ ABSTAIN_OFF_TOPIC = ("This question is not about the FOMC, monetary policy or th
                      "so the FOMC statements and minutes do not answer it.")
 ABSTAIN_UNGROUNDED = ("The FOMC statements and minutes retrieved for this question do not answer it: "
                       "no statement in the answer could be tied to a retrieved passage.")
-ORDERINGS = ("rank", "lost_in_the_middle")
 _TOKENS = Tokenizer()
-
-
-@dataclass
-class AgentSettings:
-    """conf/agent/default.yaml. ``transport`` is read when the searcher is opened."""
-
-    transport: str = "direct"
-    top_k: int | None = None  # base k for a search; None = the retriever's top_k
-    max_context: int = 8  # passages handed to synthesize_answer
-    ordering: str = "rank"  # rank | lost_in_the_middle
-    max_reformulations: int = 2
-    thresholds: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_THRESHOLDS))
-    weights: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
-    signal_top_n: int = 5
-    bm25_half: float = 10.0  # BM25 score mapped to 0.5 by the top_score signal
-    calibration: str | None = None  # the answerability model (fedlab.agent.answerability); None: unmodelled
-    answerability: dict = field(default_factory=dict)  # threshold (None: the model's), target_precision
-    off_topic_threshold: float = 0.5  # P(off topic) at or above which the question is off topic
-    decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence
-    today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today
-
-    def __post_init__(self):
-        self.thresholds = check_thresholds(dict(self.thresholds))
-        self.weights = {k: float(v) for k, v in dict(self.weights).items()}
-        self.answerability = dict(self.answerability or {})
-        if self.ordering not in ORDERINGS:
-            raise FedlabError(f"agent.ordering={self.ordering!r}: choose one of {', '.join(ORDERINGS)}")
-        if int(self.max_reformulations) < 0 or int(self.max_context) < 1:
-            raise FedlabError("agent.max_reformulations must be >= 0 and agent.max_context >= 1")
-        threshold = self.answerability.get("threshold")
-        for name, value in (("agent.answerability.threshold", threshold),
-                            ("agent.off_topic_threshold", self.off_topic_threshold)):
-            if value is not None and not 0.0 <= float(value) <= 1.0:
-                raise FedlabError(f"{name}={value} must be a probability in [0, 1]")
 
 
 @dataclass

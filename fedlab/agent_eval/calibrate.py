@@ -26,7 +26,7 @@ DEFAULT_CONFIG = "evaluate"
 
 def compose_for_agent(config: str, sets: list[str], split: str):
     """The config with the agent and lm groups selected (defaults added when neither names them)."""
-    from fedlab.agent.config import compose_with_agent
+    from fedlab.agent.settings import compose_with_agent
 
     return compose_with_agent(config, [*sets, f"dataset.split={split}"])
 
