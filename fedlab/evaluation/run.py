@@ -1,81 +1,29 @@
-"""`python -m fedlab.evaluate`: compose a pipeline, evaluate a question set, log one MLflow run.
+"""One evaluation run: compose a pipeline, evaluate a question set, log one MLflow run.
 
-The run opens when the work starts (so MLflow shows its real start and duration) and the
-tracking store is checked before anything is built. Every artifact and ``eval.metrics_out``
-are written to a local run directory first and only then logged, so a tracking failure never
-discards a finished evaluation.
+The task behind ``python -m fedlab.evaluate`` (and the gate). The run opens when the work
+starts (so MLflow shows its real start and duration) and the tracking store is checked before
+anything is built. Every artifact and ``eval.metrics_out`` are written to a local run directory
+first and only then logged, so a tracking failure never discards a finished evaluation.
 """
 from __future__ import annotations
 
 import datetime as dt
-import logging
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
-import fedlab.config  # noqa: F401  (resolvers, telemetry defaults)
-import hydra
 from omegaconf import DictConfig, OmegaConf
 
-from fedlab.cli import run_cli, user_errors
 from fedlab.errors import FedlabError
 
-log = logging.getLogger(__name__)
 
-
-def _short(target: str, suffix: str) -> str:
-    return target.rsplit(".", 1)[-1].removesuffix(suffix).lower()
-
-
-def name_parts(cfg: DictConfig) -> list[tuple[str, str]]:
-    """(config key, part) pairs of a run's name, in the order of the full name."""
-    parts = [("retriever", str(cfg.retriever.kind))]
-    if cfg.retriever.kind != "bm25":
-        index = _short(cfg.index._target_, "Index")
-        parts += [("embedder", str(cfg.embedder.name)),
-                  ("index", index + ("-postfilter" if cfg.index.get("filter_mode") == "post" else ""))]
-    parts.append(("chunker", f"{_short(cfg.chunker._target_, 'Chunker')}{cfg.chunker.size}-{cfg.chunker.overlap}"))
-    parts += [("retriever.date_aware", "date" if cfg.retriever.date_aware else "nodate"),
-              ("retriever.top_k", f"k{cfg.retriever.top_k}")]
-    reranker = _short(cfg.reranker._target_, "Reranker")
-    if reranker != "no":
-        parts.append(("reranker", reranker))
-    if "agent" in cfg and "lm" in cfg:
-        parts.append(("lm", f"agent-{_short(cfg.lm._target_, 'Backend')}"))
-    return parts
-
-
-# Settings a name part spells out besides its group's choice: chunker256-0 shows size and overlap.
-SHOWN_BY_PART = {"chunker.size": "chunker", "chunker.overlap": "chunker", "retriever.kind": "retriever",
-                 "index.filter_mode": "index", "embedder.name": "embedder"}
-
-
-def _owner(key: str, parts: list[tuple[str, str]]) -> str | None:
-    """The name part that shows a sweep key's value (``chunker.size`` → ``chunker``), or None."""
-    keys = [k for k, _ in parts]
-    owner = key if key in keys else SHOWN_BY_PART.get(key)
-    return owner if owner in keys else None
-
-
-def run_name(cfg: DictConfig, varying: list[str] | tuple[str, ...] = ()) -> str:
-    """e.g. hybrid/minilm/exact/recursive200-40/date/k10[/lateinteraction]. In a sweep the parts
-    that vary lead (``bm25 · recursive256-0/date/k10``), so they stay visible when the MLflow UI
-    truncates names; a varied setting with no part of its own is shown as ``key=value``."""
-    parts = name_parts(cfg)
-    if not varying:
-        return "/".join(p for _, p in parts)
-    lead_keys: list[str] = []
-    extra: list[str] = []
-    for key in varying:
-        owner = _owner(key, parts)
-        if owner is not None:
-            if owner not in lead_keys:
-                lead_keys.append(owner)
-        else:
-            extra.append(f"{key.rsplit('.', 1)[-1]}={OmegaConf.select(cfg, key, default='?')}")
-    lead = [p for k, p in parts if k in lead_keys] + extra
-    rest = [p for k, p in parts if k not in lead_keys]
-    return "/".join(lead) + (" · " + "/".join(rest) if rest else "")
+@dataclass
+class EvaluationResult:
+    metrics: dict[str, float]  # names as in the issue: recall@5, …, and the agent's when it ran
+    run_id: str  # the MLflow run
+    name: str  # the MLflow run name
+    out_dir: Path  # the local run directory the artifacts were written to (and logged from)
 
 
 def group_choices() -> dict[str, str]:
@@ -106,18 +54,19 @@ def local_run_dir(cfg: DictConfig) -> Path:
 
 def check_settings(cfg: DictConfig) -> None:
     """Settings that would run but measure nonsense are refused before anything starts."""
-    from fedlab.eval.relevance import check_relevance
+    from fedlab.evaluation.retrieval.relevance import check_relevance
     from fedlab.retrieval.factory import check_top_k
 
     check_top_k(OmegaConf.select(cfg, "retriever.top_k"))
     check_relevance(OmegaConf.select(cfg, "eval.relevance", default="meeting"))
 
 
-def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> dict[str, float]:
-    """The whole evaluation; returns the metrics (names as in the issue: recall@5, …)."""
+def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> EvaluationResult:
+    """The whole evaluation, logged as one MLflow run (a child of ``parent_run_id`` in a sweep)."""
     from rich.console import Console
 
-    from fedlab.eval.harness import dataset_hash, load_split
+    from fedlab.evaluation.naming import run_name
+    from fedlab.evaluation.retrieval.harness import dataset_hash, load_split
     from fedlab.tracking import Tracker, git_commit, run_params
 
     console = Console(stderr=True)
@@ -152,20 +101,20 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> dict[str, flo
             raise FedlabError(f"logging run {name!r} to MLflow at {tracker.tracking_uri} failed "
                               f"({type(exc).__name__}: {first}); the metrics and artifacts are kept in {kept}") from None
         run_id = run.info.run_id
-    from fedlab.eval.report import print_metrics
+    from fedlab.evaluation.retrieval.report import print_metrics
 
     print_metrics(console, name, metrics, run_id, pipeline.info)
     if agent is not None:
-        from fedlab.agent_eval.harness import print_agent_metrics
+        from fedlab.evaluation.answers.harness import print_agent_metrics
 
         print_agent_metrics(console, metrics)
-    return metrics
+    return EvaluationResult(metrics, run_id, name, out_dir)
 
 
 def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
     """Build, evaluate and write every artifact to ``out_dir``; (metrics, pipeline, agent outcome)."""
-    from fedlab.eval.harness import evaluate_pipeline
-    from fedlab.eval.trec import write_qrels, write_run
+    from fedlab.evaluation.retrieval.harness import evaluate_pipeline
+    from fedlab.evaluation.retrieval.trec import write_qrels, write_run
     from fedlab.io import write_json, write_jsonl, write_text
     from fedlab.pipeline import build_pipeline
 
@@ -180,7 +129,7 @@ def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
     metrics.update(pipeline.info.chunking)
     agent = None
     if "agent" in cfg:  # answer-level measures; the retrieval metrics above stay the pipeline's own
-        from fedlab.agent_eval.harness import evaluate_agent
+        from fedlab.evaluation.answers.harness import evaluate_agent
 
         agent = evaluate_agent(cfg, pipeline, questions, progress=cfg.eval.progress, console=console)
         metrics.update(agent.metrics)
@@ -203,8 +152,8 @@ def _write_agent(out_dir: Path, agent, cfg: DictConfig) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from fedlab.agent_eval.calibration import reliability_figure
-    from fedlab.agent_eval.selective import risk_coverage_figure
+    from fedlab.evaluation.answers.calibration import reliability_figure
+    from fedlab.evaluation.answers.selective import risk_coverage_figure
     from fedlab.io import write_jsonl
 
     write_jsonl(out_dir / "agent_answers.jsonl", agent.rows)
@@ -223,15 +172,3 @@ def _write_agent(out_dir: Path, agent, cfg: DictConfig) -> None:
     fig.savefig(out_dir / "agent" / "risk_coverage.png")
     plt.close(fig)
 
-
-@hydra.main(version_base="1.3", config_path="../conf", config_name="evaluate")
-@user_errors
-def main(cfg: DictConfig) -> float:
-    from fedlab.sweep import parent_run_for_job
-
-    metrics = evaluate(cfg, parent_run_id=parent_run_for_job())
-    return float(metrics.get(cfg.objective, 0.0))
-
-
-if __name__ == "__main__":
-    run_cli(main)
