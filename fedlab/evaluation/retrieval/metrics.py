@@ -12,11 +12,12 @@ Metric names (exact strings, the contract; ``METRIC_NAMES`` lists them in order)
 - ``hit@k`` (k = 1, 3, 5, 10): 1 if any relevant chunk is in the top k (ranx ``hit_rate@k``).
 - ``mrr@10``: reciprocal rank of the first relevant chunk within the top 10 (ranx).
 - ``ndcg@10``: nDCG with linear gain (ranx ``ndcg``, Järvelin & Kekäläinen) over graded
-  qrels, grade = number of evidence items a chunk covers (see ``fedlab.evaluation.retrieval.relevance``).
+  qrels, grade = number of evidence items a chunk covers (see
+  ``fedlab.evaluation.retrieval.relevance``).
 
-Which chunks count as relevant (``recall@k``, ``hit@k``, ``mrr@10``, ``ndcg@10``, the qrels)
-is decided by ``fedlab.evaluation.retrieval.relevance.covers`` on the evidence as resolved: under the
-``meeting`` rule a chunk of the same meeting's other document that holds the quote counts,
+Which chunks count as relevant (``recall@k``, ``hit@k``, ``mrr@10``, ``ndcg@10``, the qrels) is
+decided by ``fedlab.evaluation.retrieval.relevance.covers`` on the evidence as resolved: under
+the ``meeting`` rule a chunk of the same meeting's other document that holds the quote counts,
 under ``document`` only the evidence's own document does.
 
 Each question weighs the same (macro average). A question that no chunk of the index can
