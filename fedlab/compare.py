@@ -11,7 +11,7 @@ default ``sqlite:///<project root>/mlflow.db``). Either way the run provides:
     trec/qrels.trec      TREC qrels
 
 Metric keys may be the fedlab names (``recall@5``) or their MLflow forms (``recall_at_5``).
-Which test route a metric takes is described in ``fedlab.eval.significance``.
+Which test route a metric takes is described in ``fedlab.evaluation.retrieval.significance``.
 """
 from __future__ import annotations
 
@@ -77,8 +77,8 @@ def download_run(run_id: str, dest: Path) -> Path:
 
 def read_per_question(path: Path) -> dict[str, dict[str, float]]:
     """{qid: {metric: value}} from per_question.jsonl; non-numeric fields are skipped."""
-    from fedlab.eval.metrics import metric_from_mlflow_name
     from fedlab.io import read_jsonl
+    from fedlab.tracking import metric_from_mlflow_name
 
     try:
         rows = read_jsonl(path)
@@ -99,8 +99,8 @@ def read_per_question(path: Path) -> dict[str, dict[str, float]]:
 
 def load_run(directory: Path, name: str):
     """A ``RunData`` from a directory laid out as the module docstring says."""
-    from fedlab.eval.significance import RunData
-    from fedlab.eval.trec import read_qrels, read_run
+    from fedlab.evaluation.retrieval.significance import RunData
+    from fedlab.evaluation.retrieval.trec import read_qrels, read_run
 
     pq = directory / PER_QUESTION
     if not pq.is_file():
@@ -152,7 +152,7 @@ def render(comparison, n_permutations: int, console) -> None:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    from fedlab.eval.significance import STAT_TESTS
+    from fedlab.evaluation.retrieval.significance import STAT_TESTS
 
     parser = argparse.ArgumentParser(prog="python -m fedlab.compare", description=__doc__.split("\n\n")[0])
     parser.add_argument("run_a", metavar="RUN_A", help="MLflow run id or run directory (the baseline)")
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
 
     args = parse_args(argv)
     try:
-        from fedlab.eval.significance import compare_runs
+        from fedlab.evaluation.retrieval.significance import compare_runs
 
         with tempfile.TemporaryDirectory(prefix="fedlab-compare-") as scratch:
             runs = []

@@ -1,236 +1,26 @@
 """`python -m fedlab.evaluate`: compose a pipeline, evaluate a question set, log one MLflow run.
 
-The run opens when the work starts (so MLflow shows its real start and duration) and the
-tracking store is checked before anything is built. Every artifact and ``eval.metrics_out``
-are written to a local run directory first and only then logged, so a tracking failure never
-discards a finished evaluation.
+The Hydra app over ``fedlab.evaluation.run.evaluate`` (config ``conf/evaluate.yaml``); in a
+``--multirun`` sweep each job is a child of the sweep's parent run and returns its
+``objective`` metric to the sweeper.
 """
 from __future__ import annotations
 
-import datetime as dt
-import logging
-import os
-import time
-from pathlib import Path
-
 import fedlab.config  # noqa: F401  (resolvers, telemetry defaults)
 import hydra
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from fedlab.cli import run_cli, user_errors
-from fedlab.errors import FedlabError
-
-log = logging.getLogger(__name__)
-
-
-def _short(target: str, suffix: str) -> str:
-    return target.rsplit(".", 1)[-1].removesuffix(suffix).lower()
-
-
-def name_parts(cfg: DictConfig) -> list[tuple[str, str]]:
-    """(config key, part) pairs of a run's name, in the order of the full name."""
-    parts = [("retriever", str(cfg.retriever.kind))]
-    if cfg.retriever.kind != "bm25":
-        index = _short(cfg.index._target_, "Index")
-        parts += [("embedder", str(cfg.embedder.name)),
-                  ("index", index + ("-postfilter" if cfg.index.get("filter_mode") == "post" else ""))]
-    parts.append(("chunker", f"{_short(cfg.chunker._target_, 'Chunker')}{cfg.chunker.size}-{cfg.chunker.overlap}"))
-    parts += [("retriever.date_aware", "date" if cfg.retriever.date_aware else "nodate"),
-              ("retriever.top_k", f"k{cfg.retriever.top_k}")]
-    reranker = _short(cfg.reranker._target_, "Reranker")
-    if reranker != "no":
-        parts.append(("reranker", reranker))
-    if "agent" in cfg and "lm" in cfg:
-        parts.append(("lm", f"agent-{_short(cfg.lm._target_, 'Backend')}"))
-    return parts
-
-
-# Settings a name part spells out besides its group's choice: chunker256-0 shows size and overlap.
-SHOWN_BY_PART = {"chunker.size": "chunker", "chunker.overlap": "chunker", "retriever.kind": "retriever",
-                 "index.filter_mode": "index", "embedder.name": "embedder"}
-
-
-def _owner(key: str, parts: list[tuple[str, str]]) -> str | None:
-    """The name part that shows a sweep key's value (``chunker.size`` → ``chunker``), or None."""
-    keys = [k for k, _ in parts]
-    owner = key if key in keys else SHOWN_BY_PART.get(key)
-    return owner if owner in keys else None
-
-
-def run_name(cfg: DictConfig, varying: list[str] | tuple[str, ...] = ()) -> str:
-    """e.g. hybrid/minilm/exact/recursive200-40/date/k10[/lateinteraction]. In a sweep the parts
-    that vary lead (``bm25 · recursive256-0/date/k10``), so they stay visible when the MLflow UI
-    truncates names; a varied setting with no part of its own is shown as ``key=value``."""
-    parts = name_parts(cfg)
-    if not varying:
-        return "/".join(p for _, p in parts)
-    lead_keys: list[str] = []
-    extra: list[str] = []
-    for key in varying:
-        owner = _owner(key, parts)
-        if owner is not None:
-            if owner not in lead_keys:
-                lead_keys.append(owner)
-        else:
-            extra.append(f"{key.rsplit('.', 1)[-1]}={OmegaConf.select(cfg, key, default='?')}")
-    lead = [p for k, p in parts if k in lead_keys] + extra
-    rest = [p for k, p in parts if k not in lead_keys]
-    return "/".join(lead) + (" · " + "/".join(rest) if rest else "")
-
-
-def group_choices() -> dict[str, str]:
-    """Hydra's choice per config group (``embedder: minilm``) when run as a Hydra app."""
-    from hydra.core.hydra_config import HydraConfig
-
-    try:
-        choices = HydraConfig.get().runtime.choices
-    except ValueError:
-        return {}
-    return {str(k): str(v) for k, v in choices.items() if v is not None and not str(k).startswith("hydra")}
-
-
-def local_run_dir(cfg: DictConfig) -> Path:
-    """Where this run's files are written before they are logged: the Hydra job's output
-    directory, or (outside a Hydra app, e.g. the gate) a new one under ``paths.log_dir``."""
-    from hydra.core.hydra_config import HydraConfig
-
-    try:
-        base = Path(HydraConfig.get().runtime.output_dir)
-    except ValueError:
-        stamp = dt.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
-        base = Path(cfg.paths.log_dir) / str(cfg.get("task_name", "evaluate")) / "runs" / f"{stamp}-{os.getpid()}"
-    out = base / "artifacts"
-    out.mkdir(parents=True, exist_ok=True)
-    return out
-
-
-def check_settings(cfg: DictConfig) -> None:
-    """Settings that would run but measure nonsense are refused before anything starts."""
-    from fedlab.eval.relevance import check_relevance
-    from fedlab.retrieval.factory import check_top_k
-
-    check_top_k(OmegaConf.select(cfg, "retriever.top_k"))
-    check_relevance(OmegaConf.select(cfg, "eval.relevance", default="meeting"))
-
-
-def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> dict[str, float]:
-    """The whole evaluation; returns the metrics (names as in the issue: recall@5, …)."""
-    from rich.console import Console
-
-    from fedlab.eval.harness import dataset_hash, load_split
-    from fedlab.tracking import Tracker, git_commit, run_params
-
-    console = Console(stderr=True)
-    check_settings(cfg)
-    questions = load_split(cfg.dataset.path, cfg.dataset.split)
-    tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # fails fast, in one line
-    from fedlab.sweep import varying_keys_for_job
-
-    name = cfg.mlflow.run_name or run_name(cfg, varying_keys_for_job())
-    out_dir = local_run_dir(cfg)
-    resolved = OmegaConf.to_container(cfg, resolve=True)
-    tags = {"dataset_hash": dataset_hash(cfg.dataset.path), "dataset_path": str(cfg.dataset.path),
-            "dataset_split": cfg.dataset.split, "git_commit": git_commit(), "local_dir": str(out_dir)}
-    with tracker.run(name=name, parent_run_id=parent_run_id, tags=tags) as run:
-        tracker.log_params(run_params(resolved, group_choices()))
-        metrics, pipeline, agent = _measure(cfg, questions, out_dir, console, run.info.run_id)
-        if cfg.eval.metrics_out:
-            from fedlab.io import write_json
-
-            write_json(cfg.eval.metrics_out, metrics)
-        try:
-            tracker.set_tags({
-                "corpus_hash": pipeline.corpus.content_hash,
-                **{f"cache.{stage}": status for stage, status in pipeline.info.cache.items()},
-                **{f"cache_key.{stage}": key for stage, key in pipeline.info.keys.items()},
-            })
-            tracker.log_metrics(metrics)
-            tracker.log_artifact_dir(out_dir)
-        except Exception as exc:  # noqa: BLE001 — any tracking failure: the results are kept locally
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-            kept = f"{out_dir}" + (f" and {cfg.eval.metrics_out}" if cfg.eval.metrics_out else "")
-            raise FedlabError(f"logging run {name!r} to MLflow at {tracker.tracking_uri} failed "
-                              f"({type(exc).__name__}: {first}); the metrics and artifacts are kept in {kept}") from None
-        run_id = run.info.run_id
-    from fedlab.eval.report import print_metrics
-
-    print_metrics(console, name, metrics, run_id, pipeline.info)
-    if agent is not None:
-        from fedlab.agent_eval.harness import print_agent_metrics
-
-        print_agent_metrics(console, metrics)
-    return metrics
-
-
-def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
-    """Build, evaluate and write every artifact to ``out_dir``; (metrics, pipeline, agent outcome)."""
-    from fedlab.eval.harness import evaluate_pipeline
-    from fedlab.eval.trec import write_qrels, write_run
-    from fedlab.io import write_json, write_jsonl, write_text
-    from fedlab.pipeline import build_pipeline
-
-    t0 = time.perf_counter()
-    pipeline = build_pipeline(cfg, progress=cfg.eval.progress)
-    build_s = time.perf_counter() - t0
-    outcome = evaluate_pipeline(pipeline, questions, progress=cfg.eval.progress, console=console,
-                                relevance=cfg.eval.get("relevance", "meeting"))
-    metrics = dict(outcome.metrics)
-    metrics.update({f"build_s.{stage}": s for stage, s in pipeline.info.seconds.items()})
-    metrics["build_s.total"] = build_s
-    metrics.update(pipeline.info.chunking)
-    agent = None
-    if "agent" in cfg:  # answer-level measures; the retrieval metrics above stay the pipeline's own
-        from fedlab.agent_eval.harness import evaluate_agent
-
-        agent = evaluate_agent(cfg, pipeline, questions, progress=cfg.eval.progress, console=console)
-        metrics.update(agent.metrics)
-    write_text(out_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
-    write_jsonl(out_dir / "per_question.jsonl", outcome.per_question, sort_keys=False)
-    write_json(out_dir / "metrics.json", metrics)
-    write_run(out_dir / "trec" / "run.trec", outcome.run, tag=run_id)
-    write_qrels(out_dir / "trec" / "qrels.trec", outcome.qrels)
-    if agent is not None:
-        _write_agent(out_dir, agent, cfg)
-    return metrics, pipeline, agent
-
-
-def _write_agent(out_dir: Path, agent, cfg: DictConfig) -> None:
-    """agent_answers.jsonl, the reliability diagram, the risk-coverage curve and the calibrator in use."""
-    import shutil
-
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from fedlab.agent_eval.calibration import reliability_figure
-    from fedlab.agent_eval.selective import risk_coverage_figure
-    from fedlab.io import write_jsonl
-
-    write_jsonl(out_dir / "agent_answers.jsonl", agent.rows)
-    (out_dir / "agent").mkdir(exist_ok=True)
-    if cfg.agent.get("calibration"):  # the answerability model: what is reported is P(what is said is right)
-        curves = {"reported confidence": agent.curves["reported"], "P(answerable)": agent.curves["raw"]}
-        selective = {"reported confidence": agent.risk_coverage["reported"]}
-        shutil.copyfile(cfg.agent.calibration, out_dir / "agent" / "calibration.json")
-    else:
-        curves = {"retrieval score (uncalibrated)": agent.curves["raw"]}
-        selective = {"retrieval score (uncalibrated)": agent.risk_coverage["raw"]}
-    fig = reliability_figure(curves, title=f"reliability ({cfg.dataset.split} split)")
-    fig.savefig(out_dir / "agent" / "reliability.png")
-    plt.close(fig)
-    fig = risk_coverage_figure(selective, title=f"risk-coverage ({cfg.dataset.split} split)")
-    fig.savefig(out_dir / "agent" / "risk_coverage.png")
-    plt.close(fig)
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="evaluate")
 @user_errors
 def main(cfg: DictConfig) -> float:
+    from fedlab.evaluation.run import evaluate
     from fedlab.sweep import parent_run_for_job
 
-    metrics = evaluate(cfg, parent_run_id=parent_run_for_job())
-    return float(metrics.get(cfg.objective, 0.0))
+    result = evaluate(cfg, parent_run_id=parent_run_for_job())
+    return float(result.metrics.get(cfg.objective, 0.0))
 
 
 if __name__ == "__main__":

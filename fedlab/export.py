@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from fedlab.cli import run_cli, user_errors
 from fedlab.errors import FedlabError
-from fedlab.eval.metrics import metric_from_mlflow_name, mlflow_name
+from fedlab.tracking import metric_from_mlflow_name, mlflow_name
 
 SHARED_DEFAULTS = [{"paths": "default"}, {"corpus": "fomc"}, {"dataset": "fomc_qa"}, {"agent": "default"},
                    {"lm": "extractive"}, {"eval": "default"}, {"mlflow": "default"}, {"hydra": "default"}, "_self_"]
@@ -181,7 +181,7 @@ def export(cfg: DictConfig) -> str:
 
 def fit_calibration(production: str, out: str, data_dir: str, method: str = "logistic") -> None:
     """Fit the agent's answerability model on the dev split with the exported pipeline."""
-    from fedlab.agent_eval.calibrate import main as calibrate
+    from fedlab.calibrate import main as calibrate
 
     args = ["--config", str(production), "--split", "dev", "--out", str(out), "--method", str(method),
             "--set", f"paths.data_dir={data_dir}"]
@@ -201,7 +201,7 @@ def chosen_threshold(out: str) -> dict:
 def calibration_ref(out: str) -> str:
     from pathlib import Path
 
-    from fedlab.agent_eval.calibrate import config_path
+    from fedlab.calibrate import config_path
 
     return config_path(Path(out))
 

@@ -28,8 +28,8 @@ def check_data(cfg) -> None:
     """The corpus and dataset hashes the production config records must be today's."""
     from omegaconf import OmegaConf
 
-    from fedlab.eval.harness import dataset_hash
     from fedlab.corpus.snapshot import load_corpus
+    from fedlab.evaluation.retrieval.harness import dataset_hash
 
     recorded = OmegaConf.select(cfg, "production", default=None)
     if recorded is None:
@@ -104,13 +104,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         from fedlab.config import CONF_DIR, compose
-        from fedlab.evaluate import evaluate
+        from fedlab.evaluation.run import evaluate
 
         thresholds = load_thresholds(args.gates or CONF_DIR / "gates.yaml", args.set)
         cfg = compose(args.config, [f"dataset.split={args.split}", "+gate=true", *args.overrides])
         if not args.allow_data_change:
             check_data(cfg)
-        metrics = evaluate(cfg)
+        metrics = evaluate(cfg).metrics
         results = check(metrics, thresholds)
     except DataChanged as exc:
         print(f"gate refused: {exc}", file=sys.stderr)

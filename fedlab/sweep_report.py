@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from rich.console import Console
 from rich.table import Table
 
-from fedlab.eval.metrics import mlflow_name
 from fedlab.sweep import pareto_front
+from fedlab.tracking import mlflow_name
 
 BUILD_STAGES = ("chunks", "embeddings", "index", "bm25", "token_vectors")
 

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from fedlab.config import project_root
-from fedlab.eval.metrics import mlflow_name
 
 log = logging.getLogger(__name__)
 # Redaction is by exact key name and by value (any secret held in the environment), never by a
@@ -29,6 +28,16 @@ RESULT_GROUPS = ("corpus", "chunker", "embedder", "index", "bm25", "retriever", 
 EXECUTION_KEYS = frozenset({"progress", "device", "batch_size", "threads", "dir", "raw_cache_dir", "mirror",
                             "fetch", "base_url", "allow_shrink", "volatile_ttl_h", "metrics_out", "transport",
                             "concurrency", "timeout_s", "path"})
+
+
+def mlflow_name(name: str) -> str:
+    """A metric or param name MLflow accepts: ``@`` becomes ``_at_`` (``recall@5`` -> ``recall_at_5``)."""
+    return name.replace("@", "_at_")
+
+
+def metric_from_mlflow_name(name: str) -> str:
+    """The metric name as fedlab spells it, from the name it was logged under."""
+    return name.replace("_at_", "@")
 
 
 def secret_values() -> set[str]:

@@ -12,7 +12,7 @@ import pytest
 from fedlab.agent.answerability import (ANSWER_CLASSES, AnswerabilityModel, LogisticHead, load_model)
 from fedlab.agent.evidence import (EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary, evidence_features,
                                    question_features, question_terms)
-from fedlab.agent_eval.fit_answerability import (ANSWER_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
+from fedlab.agent.answerability_fit import (ANSWER_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
                                                  fit_model)
 from fedlab.chunking.chunk import Chunk
 from fedlab.errors import FedlabError
@@ -172,7 +172,7 @@ def test_constant_model_probabilities():
 
 
 def test_regularisation_is_chosen_by_cross_validated_log_loss():
-    from fedlab.agent_eval.fit_answerability import C_GRID, choose_c
+    from fedlab.agent.answerability_fit import C_GRID, choose_c
 
     rng = np.random.default_rng(1)
     x = rng.normal(size=(150, 8))

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from fedlab.agent_eval.calibration import brier, ece, reliability_bins, reliability_figure
+from fedlab.evaluation.answers.calibration import brier, ece, reliability_bins, reliability_figure
 
 
 def _synthetic(n: int, seed: int, truth):

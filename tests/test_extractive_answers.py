@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from fedlab.agent.citations import ground_citations
-from fedlab.agent_eval.normalize import contains_fact
+from fedlab.evaluation.answers.normalize import contains_fact
 from fedlab.lm.extractive import TOKENS, synthesize_answer, undated_terms
 from fedlab.lm.rate_path import asked_size, asks_rate_path, points_text, range_text, rate_path_answer, read_decisions
 

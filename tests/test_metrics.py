@@ -8,13 +8,12 @@ import pytest
 from fedlab.chunking.chunk import Chunk
 from fedlab.dataset.schema import Evidence, Question
 from fedlab.errors import FedlabError
-from fedlab.eval import trec
-from fedlab.eval.latency import StageTimer, latency_summary
-from fedlab.eval.metrics import (
-    METRIC_NAMES, evaluate_retrieval, metric_from_mlflow_name, mlflow_name, ranx_scores, to_ranx,
-)
-from fedlab.eval.relevance import EvidenceSpan, build_qrels, covers, judge_ranking, resolve_evidence
+from fedlab.evaluation.retrieval import trec
+from fedlab.evaluation.retrieval.latency import StageTimer, latency_summary
+from fedlab.evaluation.retrieval.metrics import METRIC_NAMES, evaluate_retrieval, ranx_scores, to_ranx
+from fedlab.evaluation.retrieval.relevance import EvidenceSpan, build_qrels, covers, judge_ranking, resolve_evidence
 from fedlab.retrieval.types import Hit
+from fedlab.tracking import metric_from_mlflow_name, mlflow_name
 
 
 def chunk(cid: str, doc: str, start: int, end: int, parent: tuple[int, int] | None = None) -> Chunk:

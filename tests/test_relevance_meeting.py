@@ -18,10 +18,10 @@ from fedlab.corpus.document import Document
 from fedlab.dataset.locate import locate_quote
 from fedlab.dataset.schema import Evidence, Question, load_dataset
 from fedlab.errors import FedlabError
-from fedlab.eval import trec
-from fedlab.eval.harness import evaluate_pipeline
-from fedlab.eval.metrics import KS, METRIC_NAMES, evaluate_retrieval
-from fedlab.eval.relevance import check_relevance, covers, resolve_evidence
+from fedlab.evaluation.retrieval import trec
+from fedlab.evaluation.retrieval.harness import evaluate_pipeline
+from fedlab.evaluation.retrieval.metrics import KS, METRIC_NAMES, evaluate_retrieval
+from fedlab.evaluation.retrieval.relevance import check_relevance, covers, resolve_evidence
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = ROOT / "datasets" / "fomc_qa" / "fomc_qa.jsonl"
@@ -236,7 +236,7 @@ def test_trec_qrels_follow_the_rule(outcomes, questions, chunks, tmp_path):
 # --- the document rule is today's rule -----------------------------------------------------
 
 def _pre_change_modules():
-    """fedlab.eval.relevance and .metrics as they were at PRE_CHANGE, loaded side by side."""
+    """fedlab/eval/relevance.py and metrics.py as they were at PRE_CHANGE, loaded side by side."""
     try:
         sources = {name: subprocess.run(["git", "show", f"{PRE_CHANGE}:fedlab/eval/{name}.py"], cwd=ROOT,
                                         capture_output=True, text=True, check=True).stdout

@@ -4,9 +4,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedlab.agent_eval.measures import QuestionResult, summarize
-from fedlab.agent_eval.selective import (
+from fedlab.evaluation.answers.measures import summarize
+from fedlab.evaluation.answers.selective import (
     COVERAGE_METRIC, RiskPoint, auroc, coverage_at_precision, risk_coverage, risk_coverage_figure)
+from fedlab.evaluation.record import QuestionRecord
 
 
 def _points(curve):
@@ -107,7 +108,7 @@ def test_figure_draws_every_curve_and_the_target(tmp_path):
 
 def _r(qid, category, abstained, correct, conf, raw):
     answerable = category not in ("unanswerable", "off_topic")
-    return QuestionResult(id=qid, category=category, answerable=answerable, abstained=abstained,
+    return QuestionRecord(id=qid, category=category, answerable=answerable, abstained=abstained,
                           answer_correct=correct and answerable, correct=correct, missing_facts=[], n_citations=0,
                           valid_citations=0, supporting_citations=None, raw_confidence=raw, confidence=conf)
 

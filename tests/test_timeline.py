@@ -305,7 +305,7 @@ def test_json_round_trip(timeline):
 
 def test_load_timeline_caches_by_corpus_hash(corpus_dir, tmp_path, timeline):
     from fedlab.cache import ArtifactCache, content_key
-    from fedlab.pipeline import load_corpus
+    from fedlab.corpus.snapshot import load_corpus
 
     corpus = load_corpus(corpus_dir)
     cache = ArtifactCache(tmp_path / "cache")

@@ -134,7 +134,7 @@ def test_run_names_lead_with_what_varies():
     from omegaconf import OmegaConf
 
     from fedlab.config import compose
-    from fedlab.evaluate import run_name
+    from fedlab.evaluation.naming import run_name
 
     cfg = compose("evaluate", ["retriever=bm25", "retriever.top_k=5"])
     assert run_name(cfg) == "bm25/recursive200-40/date/k5"
@@ -283,8 +283,8 @@ def test_export_says_what_its_constraints_excluded():
 # -- the gate ------------------------------------------------------------------------------------
 
 def test_gate_exit_codes_and_data_check(ws, tmp_path):
-    from fedlab.eval.harness import dataset_hash
-    from fedlab.pipeline import load_corpus
+    from fedlab.evaluation.retrieval.harness import dataset_hash
+    from fedlab.corpus.snapshot import load_corpus
 
     production = yaml.safe_load((ROOT / "conf" / "production.yaml").read_text())
     production["retriever"] = {**production["retriever"], "kind": "bm25"}

@@ -1,8 +1,9 @@
 """The answerability model: one fitted object behind every evidence decision and every reported
-confidence of the agent (fitted on the dev split by ``python -m fedlab.agent_eval.calibrate``).
+confidence of the agent (fitted on the dev split by ``python -m fedlab.calibrate``).
 
-Two logistic heads over the features of fedlab.agent.evidence, applied with numpy only (the fit
-is scikit-learn's; its coefficients are stored as plain JSON with the corpus vocabulary):
+Two logistic heads over the features of fedlab.agent.evidence, applied with numpy only (the fit,
+fedlab.agent.answerability_fit, is scikit-learn's; its coefficients are stored as plain JSON with
+the corpus vocabulary):
 
 - ``off_topic``: P(the question is not about the FOMC, policy or the economy) from the question's
   features and the best passage's similarity to it;
@@ -125,7 +126,7 @@ def load_model(path: str | None) -> AnswerabilityModel | None:
         return AnswerabilityModel.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
     except FileNotFoundError:
         raise FedlabError(f"agent.calibration={path} does not exist: fit it with "
-                          "`python -m fedlab.agent_eval.calibrate`, or set agent.calibration=null") from None
+                          "`python -m fedlab.calibrate`, or set agent.calibration=null") from None
     except (ValueError, KeyError, TypeError) as exc:
         raise FedlabError(f"agent.calibration={path} is not an answerability model ({exc}): refit it with "
-                          "`python -m fedlab.agent_eval.calibrate`") from None
+                          "`python -m fedlab.calibrate`") from None

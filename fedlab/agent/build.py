@@ -63,5 +63,5 @@ def check_model(model, cfg) -> None:
     if fitted and kind and fitted != kind:
         raise FedlabError(
             f"agent.calibration={cfg.agent.calibration} was fitted for {fitted} retrieval, this config retrieves "
-            f"with {kind}: fit one (`python -m fedlab.agent_eval.calibrate --set retriever={kind} "
+            f"with {kind}: fit one (`python -m fedlab.calibrate --set retriever={kind} "
             f"--out conf/calibration/extractive-{kind}.json`) and pass agent.calibration=…, or agent.calibration=null")

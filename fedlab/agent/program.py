@@ -5,7 +5,7 @@ Decisions (FedQuery's workflow, made explicit):
 - a question dated wholly outside the documents' meetings is answered with their coverage (a fact,
   confidence 1.0); one reaching past it is answered with a coverage note.
 - every other decision is the answerability model's (``agent.calibration``, fitted on dev by
-  ``python -m fedlab.agent_eval.calibrate``; fedlab.agent.answerability): the first search's
+  ``python -m fedlab.calibrate``; fedlab.agent.answerability): the first search's
   features say whether the question is off topic; a search whose P(answerable) is below the
   model's threshold is retried with a reformulated query, at most ``max_reformulations`` times,
   and the agent abstains when no attempt reaches it. The attempt most likely answerable is

@@ -29,7 +29,7 @@ from typing import Sequence
 import numpy as np
 
 from fedlab.agent.types import AgentAnswer
-from fedlab.agent_eval.normalize import normalize, strip_markers
+from fedlab.evaluation.answers.normalize import normalize, strip_markers
 
 MIN_COSINE = 0.5
 MIN_OVERLAP = 0.6

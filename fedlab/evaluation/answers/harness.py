@@ -12,12 +12,13 @@ from typing import Any, Callable, Mapping, Sequence
 from rich.console import Console
 
 from fedlab.agent.types import AgentAnswer
-from fedlab.agent_eval.calibration import ReliabilityBin, reliability_bins
-from fedlab.agent_eval.measures import QuestionResult, judge_answer, summarize
-from fedlab.agent_eval.selective import COVERAGE_METRIC, RiskPoint, risk_coverage
-from fedlab.agent_eval.support import score_answers
 from fedlab.dataset.schema import Question
-from fedlab.eval.relevance import covers, resolve_evidence
+from fedlab.evaluation.answers.calibration import ReliabilityBin, reliability_bins
+from fedlab.evaluation.answers.measures import judge_answer, summarize
+from fedlab.evaluation.answers.selective import COVERAGE_METRIC, RiskPoint, risk_coverage
+from fedlab.evaluation.answers.support import score_answers
+from fedlab.evaluation.record import QuestionRecord
+from fedlab.evaluation.retrieval.relevance import covers, resolve_evidence
 from fedlab.progress import progress as progress_of
 
 
@@ -25,7 +26,7 @@ from fedlab.progress import progress as progress_of
 class AgentOutcome:
     metrics: dict[str, float]
     rows: list[dict]  # one per question: agent_answers.jsonl
-    results: list[QuestionResult]
+    results: list[QuestionRecord]
     curves: dict[str, list[ReliabilityBin]] = field(default_factory=dict)  # "raw" / "reported"
     risk_coverage: dict[str, list[RiskPoint]] = field(default_factory=dict)  # "raw" / "reported"
 
@@ -43,7 +44,7 @@ def run_agent(answer: Callable[[str], AgentAnswer], questions: Sequence[Question
 
 def evaluate_answers(questions: Sequence[Question], answers: Sequence[AgentAnswer], pipeline,
                      judge: Any = None, judge_concurrency: int = 4) -> AgentOutcome:
-    """Every measure of ``fedlab.agent_eval.measures`` plus support and, with a judge, faithfulness.
+    """Every measure of ``fedlab.evaluation.answers.measures`` plus support and, with a judge, faithfulness.
 
     ``judge`` is a ragas LLM (``faithfulness.build_judge``) or None.
     """
@@ -55,7 +56,7 @@ def evaluate_answers(questions: Sequence[Question], answers: Sequence[AgentAnswe
         r.support = s.score
     judged = None
     if judge is not None:
-        from fedlab.agent_eval.faithfulness import judge_faithfulness
+        from fedlab.evaluation.answers.faithfulness import judge_faithfulness
 
         judged = judge_faithfulness(judge, [(q.id, q.question, a) for q, a in zip(questions, answers)],
                                     judge_concurrency)
@@ -74,7 +75,7 @@ def evaluate_answers(questions: Sequence[Question], answers: Sequence[AgentAnswe
     return AgentOutcome(metrics, rows, results, curves, selective)
 
 
-def _row(q: Question, a: AgentAnswer, r: QuestionResult, support, evidence, chunks_by_id: Mapping) -> dict:
+def _row(q: Question, a: AgentAnswer, r: QuestionRecord, support, evidence, chunks_by_id: Mapping) -> dict:
     retrieved = set(a.retrieved_chunk_ids)
     cites = []
     for c in a.citations:
@@ -116,7 +117,7 @@ def evaluate_agent(cfg, pipeline, questions: Sequence[Question], progress: bool 
     judge_cfg = cfg.eval.get("judge")
     judge = None
     if judge_cfg:
-        from fedlab.agent_eval.faithfulness import build_judge
+        from fedlab.evaluation.answers.faithfulness import build_judge
 
         judge = build_judge(judge_cfg)
     return evaluate_answers(questions, answers, pipeline, judge=judge,

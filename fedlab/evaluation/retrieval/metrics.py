@@ -12,11 +12,12 @@ Metric names (exact strings, the contract; ``METRIC_NAMES`` lists them in order)
 - ``hit@k`` (k = 1, 3, 5, 10): 1 if any relevant chunk is in the top k (ranx ``hit_rate@k``).
 - ``mrr@10``: reciprocal rank of the first relevant chunk within the top 10 (ranx).
 - ``ndcg@10``: nDCG with linear gain (ranx ``ndcg``, Järvelin & Kekäläinen) over graded
-  qrels, grade = number of evidence items a chunk covers (see ``fedlab.eval.relevance``).
+  qrels, grade = number of evidence items a chunk covers (see
+  ``fedlab.evaluation.retrieval.relevance``).
 
-Which chunks count as relevant (``recall@k``, ``hit@k``, ``mrr@10``, ``ndcg@10``, the qrels)
-is decided by ``fedlab.eval.relevance.covers`` on the evidence as resolved: under the
-``meeting`` rule a chunk of the same meeting's other document that holds the quote counts,
+Which chunks count as relevant (``recall@k``, ``hit@k``, ``mrr@10``, ``ndcg@10``, the qrels) is
+decided by ``fedlab.evaluation.retrieval.relevance.covers`` on the evidence as resolved: under
+the ``meeting`` rule a chunk of the same meeting's other document that holds the quote counts,
 under ``document`` only the evidence's own document does.
 
 Each question weighs the same (macro average). A question that no chunk of the index can
@@ -25,8 +26,8 @@ cover scores 0 everywhere; ``RetrievalEvaluation.unreachable`` names those quest
 ranx orders a run by score, breaking ties arbitrarily; it is given rank-derived scores so
 that it judges exactly the order the pipeline returned, ties included (see ``to_ranx``).
 
-MLflow refuses ``@`` in metric names: log ``mlflow_name(name)`` (``recall@5`` ->
-``recall_at_5``) and read back with ``metric_from_mlflow_name``.
+MLflow refuses ``@`` in metric names: fedlab.tracking logs ``mlflow_name(name)`` (``recall@5``
+-> ``recall_at_5``) and ``metric_from_mlflow_name`` reads them back.
 """
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from fedlab.chunking.chunk import Chunk
-from fedlab.eval.relevance import EvidenceSpan, build_qrels, canonical_ids, judge_ranking, passage_key
+from fedlab.evaluation.record import QuestionRecord
+from fedlab.evaluation.retrieval.relevance import EvidenceSpan, build_qrels, canonical_ids, judge_ranking, passage_key
 
 KS = (1, 3, 5, 10)
 RANX_METRICS = {"mrr@10": "mrr@10", "ndcg@10": "ndcg@10", **{f"hit@{k}": f"hit_rate@{k}" for k in KS}}
@@ -48,40 +50,10 @@ METRIC_NAMES = (
 )
 
 
-def mlflow_name(name: str) -> str:
-    """A metric name MLflow accepts: ``@`` becomes ``_at_``."""
-    return name.replace("@", "_at_")
-
-
-def metric_from_mlflow_name(name: str) -> str:
-    return name.replace("_at_", "@")
-
-
-@dataclass
-class QuestionResult:
-    id: str
-    first_relevant_rank: int | None  # 1-based, over the whole returned list; None = no relevant chunk
-    retrieved: list[str]  # chunk ids as the pipeline returned them, in rank order
-    n_evidence: int
-    n_relevant_chunks: int  # relevant passages in the whole index (size of this question's qrels)
-    metrics: dict[str, float] = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        """One flat row of per_question.jsonl: ``id``, the metric names, and the details."""
-        return {
-            "id": self.id,
-            "first_relevant_rank": self.first_relevant_rank,
-            "retrieved_chunk_ids": list(self.retrieved),
-            "n_evidence": self.n_evidence,
-            "n_relevant_chunks": self.n_relevant_chunks,
-            **self.metrics,
-        }
-
-
 @dataclass
 class RetrievalEvaluation:
     metrics: dict[str, float]  # {metric name: mean over answerable questions}
-    per_question: list[QuestionResult]
+    per_question: list[QuestionRecord]  # the retrieval fields of each answerable question
     qrels: dict[str, dict[str, int]]  # {qid: {canonical chunk id: grade}}, for trec.write_qrels
     run: dict[str, list[str]]  # {qid: judged ids in rank order}, for trec.write_run
     unreachable: list[str] = field(default_factory=list)  # qids no chunk of the index covers
@@ -213,7 +185,7 @@ def evaluate_retrieval(
         for k in KS:
             values[f"doc_recall@{k}"] = doc_recall_at(chunks, spans, k)
             values[f"meeting_recall@{k}"] = meeting_recall_at(chunks, spans, k)
-        results.append(QuestionResult(
+        results.append(QuestionRecord(
             id=qid,
             first_relevant_rank=first_relevant_rank(covered),
             retrieved=[c.chunk_id for c in chunks],

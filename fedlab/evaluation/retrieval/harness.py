@@ -9,9 +9,9 @@ from rich.console import Console
 
 from fedlab.dataset.schema import Question, load_dataset
 from fedlab.errors import FedlabError
-from fedlab.eval.latency import latency_summary
-from fedlab.eval.metrics import evaluate_retrieval
-from fedlab.eval.relevance import check_relevance, resolve_evidence
+from fedlab.evaluation.retrieval.latency import latency_summary
+from fedlab.evaluation.retrieval.metrics import evaluate_retrieval
+from fedlab.evaluation.retrieval.relevance import check_relevance, resolve_evidence
 from fedlab.progress import progress as progress_of
 
 SPLITS = ("dev", "test", "all")
@@ -49,7 +49,7 @@ def evaluate_pipeline(pipeline, questions: list[Question], progress: bool = True
 
     ``relevance`` (``eval.relevance``): ``meeting`` counts a chunk of any document of the
     evidence's meeting that holds the quote, ``document`` only the evidence's own document
-    (see ``fedlab.eval.relevance``); the qrels follow the same rule.
+    (see ``fedlab.evaluation.retrieval.relevance``); the qrels follow the same rule.
     """
     check_relevance(relevance)
     evidence = resolve_evidence(questions, pipeline.corpus.by_id, relevance=relevance)

@@ -5,7 +5,9 @@
 - ``trec``: TREC qrels/run files, written atomically and read back as ranx objects.
 - ``latency``: per-stage p50/p95 latency metrics.
 - ``significance``: paired tests between two runs (ranx.compare or per-question scores).
+- ``harness``: a question set through a pipeline, measured (the retrieval half of an evaluation run).
+- ``report``: the console summary of a run's metrics.
 
-Modules are imported by name (``from fedlab.eval.metrics import evaluate_retrieval``) so that
-importing one does not pull in ranx/numba for the others.
+Modules are imported by name (``from fedlab.evaluation.retrieval.metrics import evaluate_retrieval``)
+so that importing one does not pull in ranx/numba for the others.
 """

@@ -31,8 +31,8 @@ from ragas.llms.base import InstructorBaseRagasLLM
 from ragas.metrics.collections import Faithfulness
 
 from fedlab.agent.types import AgentAnswer
-from fedlab.agent_eval.normalize import strip_markers
 from fedlab.errors import FedlabError
+from fedlab.evaluation.answers.normalize import strip_markers
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ parent). Judged by ids, the ideal ranking would then contain that passage severa
 nDCG's ideal DCG would be inflated. So qrels and runs name a passage by a *canonical* chunk
 id: the smallest chunk id among the chunks that return that same (doc_id, span). A passage
 that appears again further down a list is a repeat, judged not relevant (see
-``fedlab.eval.metrics``).
+``fedlab.evaluation.retrieval.metrics``).
 """
 from __future__ import annotations
 

@@ -1,10 +1,12 @@
-"""Fit the agent's answerability model (fedlab.agent.answerability) on one split's answers.
+"""Fit the agent's answerability model (fedlab.agent.answerability) from one split's rows.
 
-Each question the agent searched gives one row: its features (fedlab.agent.evidence, from the
-first search) and its outcome — ``correct`` (answerable, and the unmodelled agent's answer states
-every key fact), ``wrong`` (answerable, it does not) or ``unanswerable`` (unanswerable or off
-topic) — and whether it is off topic. Both heads are scikit-learn logistic regressions on
-standardised features (L2, C=1: a few hundred rows); their coefficients are stored.
+The rows are collected by ``python -m fedlab.calibrate``, which runs the unmodelled agent over
+the split and judges its answers. Each question the agent searched gives one row: its features
+(fedlab.agent.evidence, from the first search) and its outcome — ``correct`` (answerable, and the
+unmodelled agent's answer states every key fact), ``wrong`` (answerable, it does not) or
+``unanswerable`` (unanswerable or off topic) — and whether it is off topic. Both heads are
+scikit-learn logistic regressions on standardised features (L2, C=1: a few hundred rows); their
+coefficients are stored.
 
 The abstention threshold is chosen on out-of-fold predictions (stratified 5-fold), never on the
 fitted rows' own: the lowest P(answerable) at which the questions kept — those the off-topic head
@@ -20,7 +22,6 @@ import numpy as np
 
 from fedlab.agent.answerability import ANSWER_CLASSES, OFF_TOPIC_CLASSES, AnswerabilityModel, LogisticHead
 from fedlab.agent.evidence import EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary
-from fedlab.agent_eval.selective import auroc
 from fedlab.errors import FedlabError
 
 OFF_TOPIC_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", "top_dense")
@@ -102,6 +103,13 @@ def choose_threshold(p_answerable: np.ndarray, answerable: np.ndarray, kept: np.
     return 1.0
 
 
+def _auroc(score: np.ndarray, positive: np.ndarray) -> float:
+    """ROC AUC of ``score`` for ``positive`` (both classes are present: ``fit_model`` requires them)."""
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(positive, score))
+
+
 def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: float, off_topic_threshold: float,
               meta: dict | None = None) -> AnswerabilityModel:
     outcome, off = _labels(rows)
@@ -120,8 +128,8 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
             "off_topic": int(off.sum()), "target_precision": target_precision, "threshold_from": "out-of-fold",
             "c_answer": c_answer, "c_off_topic": c_off,
             # how the chosen threshold does on the rows no fold was fitted on
-            "oof_auroc_answerable": auroc(p_answerable.tolist(), answerable.tolist()),
-            "oof_auroc_off_topic": auroc(p_off.tolist(), off.astype(bool).tolist()),
+            "oof_auroc_answerable": _auroc(p_answerable, answerable),
+            "oof_auroc_off_topic": _auroc(p_off, off.astype(bool)),
             "oof_answered": float(kept.mean()),
             "oof_false_abstention": float(1 - kept[answerable].mean()),
             "oof_abstention_on_unanswerable": float(1 - kept[~answerable].mean())}

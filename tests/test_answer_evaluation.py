@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 from fedlab.agent.types import AgentAnswer, Citation
-from fedlab.agent_eval.measures import judge_answer, summarize
-from fedlab.agent_eval.normalize import contains_fact, missing_facts, normalize
-from fedlab.agent_eval.support import score_answers, split_sentences
 from fedlab.chunking.chunk import Chunk
 from fedlab.dataset.schema import Evidence, Question
-from fedlab.eval.relevance import EvidenceSpan
+from fedlab.evaluation.answers.measures import judge_answer, summarize
+from fedlab.evaluation.answers.normalize import contains_fact, missing_facts, normalize
+from fedlab.evaluation.answers.support import score_answers, split_sentences
+from fedlab.evaluation.retrieval.relevance import EvidenceSpan
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -253,7 +253,7 @@ def test_faithfulness_runs_ragas_with_a_supplied_llm():
     from ragas.llms.base import InstructorBaseRagasLLM
     from ragas.metrics.collections.faithfulness.util import NLIStatementOutput, StatementGeneratorOutput
 
-    from fedlab.agent_eval.faithfulness import judge_faithfulness
+    from fedlab.evaluation.answers.faithfulness import judge_faithfulness
 
     class Judge(InstructorBaseRagasLLM):
         """Two statements per answer; a statement is faithful when its first word is in the context."""
@@ -277,7 +277,7 @@ def test_faithfulness_runs_ragas_with_a_supplied_llm():
 
 
 def test_unreachable_judge_reports_no_faithfulness(monkeypatch):
-    from fedlab.agent_eval.faithfulness import build_judge, judge_faithfulness
+    from fedlab.evaluation.answers.faithfulness import build_judge, judge_faithfulness
 
     assert build_judge(None) is None
     monkeypatch.delenv("FEDLAB_TEST_KEY", raising=False)
@@ -332,7 +332,7 @@ def fake_messages_api():
 
 
 def test_anthropic_judge_through_the_messages_api(monkeypatch, fake_messages_api):
-    from fedlab.agent_eval.faithfulness import build_judge, judge_faithfulness
+    from fedlab.evaluation.answers.faithfulness import build_judge, judge_faithfulness
 
     url, seen = fake_messages_api
     monkeypatch.setenv("FEDLAB_TEST_KEY", "test-key")
@@ -361,7 +361,7 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
 
     data = corpus_dir.parent.parent
     cal = tmp_path / "cal.json"
-    proc = subprocess.run([sys.executable, "-m", "fedlab.agent_eval.calibrate", "--set", "retriever=bm25",
+    proc = subprocess.run([sys.executable, "-m", "fedlab.calibrate", "--set", "retriever=bm25",
                            "--set", f"paths.data_dir={data}", "--out", str(cal)],
                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]

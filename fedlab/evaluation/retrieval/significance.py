@@ -25,7 +25,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from fedlab.eval.metrics import RANX_METRICS, to_ranx
+from fedlab.evaluation.retrieval.metrics import RANX_METRICS, to_ranx
 
 STAT_TESTS = ("student", "fisher", "tukey")
 ROUTE_RANX = "ranx"
@@ -64,7 +64,7 @@ class Comparison:
 
 @dataclass
 class RunData:
-    """What a comparison needs of one run (qrels/run as ``fedlab.eval.trec`` reads them)."""
+    """What a comparison needs of one run (qrels/run as ``fedlab.evaluation.retrieval.trec`` reads them)."""
 
     name: str
     per_question: dict[str, dict[str, float]]  # {qid: {metric name: value}}

@@ -7,7 +7,7 @@ Per question (``judge_answer``):
   (what the confidence is calibrated against);
 - citation validity: the cited chunk is among the chunks the agent retrieved;
 - citation support: the cited passage covers one of the question's evidence spans
-  (``fedlab.eval.relevance.covers``), answerable questions only.
+  (``fedlab.evaluation.retrieval.relevance.covers``), answerable questions only.
 
 Aggregates (``summarize``); a share whose denominator is empty is left out, except
 ``citation_validity``, which is 1.0 when nothing was cited (no citation is invalid):
@@ -32,41 +32,19 @@ Aggregates (``summarize``); a share whose denominator is empty is left out, exce
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import asdict, dataclass, field
 from typing import Mapping, Sequence
 
 from fedlab.agent.types import AgentAnswer
-from fedlab.agent_eval.calibration import brier, ece
-from fedlab.agent_eval.normalize import missing_facts
-from fedlab.agent_eval.selective import COVERAGE_METRIC, auroc, coverage_at_precision
 from fedlab.chunking.chunk import Chunk
 from fedlab.dataset.schema import Question
-from fedlab.eval.latency import latency_summary
-from fedlab.eval.relevance import EvidenceSpan, covers
+from fedlab.evaluation.answers.calibration import brier, ece
+from fedlab.evaluation.answers.normalize import missing_facts
+from fedlab.evaluation.answers.selective import COVERAGE_METRIC, auroc, coverage_at_precision
+from fedlab.evaluation.record import QuestionRecord
+from fedlab.evaluation.retrieval.latency import latency_summary
+from fedlab.evaluation.retrieval.relevance import EvidenceSpan, covers
 
 STAGE_PREFIX = "agent_"
-
-
-@dataclass
-class QuestionResult:
-    id: str
-    category: str
-    answerable: bool
-    abstained: bool
-    answer_correct: bool  # answerable, not abstained, all key facts stated
-    correct: bool  # answer_correct, or a right abstention
-    missing_facts: list[str]
-    n_citations: int
-    valid_citations: int
-    supporting_citations: int | None  # None for questions without evidence
-    raw_confidence: float
-    confidence: float  # as reported: calibrated when a calibrator is configured
-    support: float | None = None
-    faithfulness: float | None = None
-    extra: dict = field(default_factory=dict)
-
-    def to_json(self) -> dict:
-        return asdict(self)
 
 
 def raw_score(answer: AgentAnswer) -> float:
@@ -74,7 +52,7 @@ def raw_score(answer: AgentAnswer) -> float:
 
 
 def judge_answer(question: Question, answer: AgentAnswer, evidence: Sequence[EvidenceSpan],
-                 chunks_by_id: Mapping[str, Chunk], confidence: float | None = None) -> QuestionResult:
+                 chunks_by_id: Mapping[str, Chunk], confidence: float | None = None) -> QuestionRecord:
     """Measure one answer; ``confidence`` overrides ``answer.confidence`` (a calibrator's output)."""
     retrieved = set(answer.retrieved_chunk_ids)
     valid = sum(c.chunk_id in retrieved for c in answer.citations)
@@ -86,7 +64,7 @@ def judge_answer(question: Question, answer: AgentAnswer, evidence: Sequence[Evi
     missing = list(question.key_facts) if answer.abstained else missing_facts(answer.answer, question.key_facts)
     answer_correct = question.answerable and not answer.abstained and not missing
     correct = answer_correct or (not question.answerable and answer.abstained)
-    return QuestionResult(
+    return QuestionRecord(
         id=question.id, category=question.category, answerable=question.answerable, abstained=answer.abstained,
         answer_correct=answer_correct, correct=correct, missing_facts=missing if question.answerable else [],
         n_citations=len(answer.citations), valid_citations=valid, supporting_citations=supporting,
@@ -99,7 +77,7 @@ def _share(values: list[bool]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
-def summarize(results: Sequence[QuestionResult], answers: Sequence[AgentAnswer]) -> dict[str, float]:
+def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer]) -> dict[str, float]:
     """The aggregate metrics listed in the module docstring (``results`` and ``answers`` align)."""
     answerable = [r for r in results if r.answerable]
     negative = [r for r in results if not r.answerable]

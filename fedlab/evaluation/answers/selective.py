@@ -1,7 +1,7 @@
 """Selective prediction: how well the agent's confidence ranks its right outputs above its wrong ones.
 
 A prediction is every agent output, an answer or an abstention; it is correct as in
-``QuestionResult.correct``. Keeping only the outputs whose confidence is at least a threshold
+``QuestionRecord.correct``. Keeping only the outputs whose confidence is at least a threshold
 trades coverage (share of questions kept) against risk (1 - accuracy among those kept):
 
 - ``auroc``: ROC AUC of confidence against correctness (None when only one class is present);

@@ -1,0 +1,174 @@
+"""One evaluation run: compose a pipeline, evaluate a question set, log one MLflow run.
+
+The task behind ``python -m fedlab.evaluate`` (and the gate). The run opens when the work
+starts (so MLflow shows its real start and duration) and the tracking store is checked before
+anything is built. Every artifact and ``eval.metrics_out`` are written to a local run directory
+first and only then logged, so a tracking failure never discards a finished evaluation.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from omegaconf import DictConfig, OmegaConf
+
+from fedlab.errors import FedlabError
+
+
+@dataclass
+class EvaluationResult:
+    metrics: dict[str, float]  # names as in the issue: recall@5, …, and the agent's when it ran
+    run_id: str  # the MLflow run
+    name: str  # the MLflow run name
+    out_dir: Path  # the local run directory the artifacts were written to (and logged from)
+
+
+def group_choices() -> dict[str, str]:
+    """Hydra's choice per config group (``embedder: minilm``) when run as a Hydra app."""
+    from hydra.core.hydra_config import HydraConfig
+
+    try:
+        choices = HydraConfig.get().runtime.choices
+    except ValueError:
+        return {}
+    return {str(k): str(v) for k, v in choices.items() if v is not None and not str(k).startswith("hydra")}
+
+
+def local_run_dir(cfg: DictConfig) -> Path:
+    """Where this run's files are written before they are logged: the Hydra job's output
+    directory, or (outside a Hydra app, e.g. the gate) a new one under ``paths.log_dir``."""
+    from hydra.core.hydra_config import HydraConfig
+
+    try:
+        base = Path(HydraConfig.get().runtime.output_dir)
+    except ValueError:
+        stamp = dt.datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+        base = Path(cfg.paths.log_dir) / str(cfg.get("task_name", "evaluate")) / "runs" / f"{stamp}-{os.getpid()}"
+    out = base / "artifacts"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def check_settings(cfg: DictConfig) -> None:
+    """Settings that would run but measure nonsense are refused before anything starts."""
+    from fedlab.evaluation.retrieval.relevance import check_relevance
+    from fedlab.retrieval.factory import check_top_k
+
+    check_top_k(OmegaConf.select(cfg, "retriever.top_k"))
+    check_relevance(OmegaConf.select(cfg, "eval.relevance", default="meeting"))
+
+
+def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> EvaluationResult:
+    """The whole evaluation, logged as one MLflow run (a child of ``parent_run_id`` in a sweep)."""
+    from rich.console import Console
+
+    from fedlab.evaluation.naming import run_name
+    from fedlab.evaluation.retrieval.harness import dataset_hash, load_split
+    from fedlab.tracking import Tracker, git_commit, run_params
+
+    console = Console(stderr=True)
+    check_settings(cfg)
+    questions = load_split(cfg.dataset.path, cfg.dataset.split)
+    tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # fails fast, in one line
+    from fedlab.sweep import varying_keys_for_job
+
+    name = cfg.mlflow.run_name or run_name(cfg, varying_keys_for_job())
+    out_dir = local_run_dir(cfg)
+    resolved = OmegaConf.to_container(cfg, resolve=True)
+    tags = {"dataset_hash": dataset_hash(cfg.dataset.path), "dataset_path": str(cfg.dataset.path),
+            "dataset_split": cfg.dataset.split, "git_commit": git_commit(), "local_dir": str(out_dir)}
+    with tracker.run(name=name, parent_run_id=parent_run_id, tags=tags) as run:
+        tracker.log_params(run_params(resolved, group_choices()))
+        metrics, pipeline, agent = _measure(cfg, questions, out_dir, console, run.info.run_id)
+        if cfg.eval.metrics_out:
+            from fedlab.io import write_json
+
+            write_json(cfg.eval.metrics_out, metrics)
+        try:
+            tracker.set_tags({
+                "corpus_hash": pipeline.corpus.content_hash,
+                **{f"cache.{stage}": status for stage, status in pipeline.info.cache.items()},
+                **{f"cache_key.{stage}": key for stage, key in pipeline.info.keys.items()},
+            })
+            tracker.log_metrics(metrics)
+            tracker.log_artifact_dir(out_dir)
+        except Exception as exc:  # noqa: BLE001 — any tracking failure: the results are kept locally
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            kept = f"{out_dir}" + (f" and {cfg.eval.metrics_out}" if cfg.eval.metrics_out else "")
+            raise FedlabError(f"logging run {name!r} to MLflow at {tracker.tracking_uri} failed "
+                              f"({type(exc).__name__}: {first}); the metrics and artifacts are kept in {kept}") from None
+        run_id = run.info.run_id
+    from fedlab.evaluation.retrieval.report import print_metrics
+
+    print_metrics(console, name, metrics, run_id, pipeline.info)
+    if agent is not None:
+        from fedlab.evaluation.answers.harness import print_agent_metrics
+
+        print_agent_metrics(console, metrics)
+    return EvaluationResult(metrics, run_id, name, out_dir)
+
+
+def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
+    """Build, evaluate and write every artifact to ``out_dir``; (metrics, pipeline, agent outcome)."""
+    from fedlab.evaluation.retrieval.harness import evaluate_pipeline
+    from fedlab.evaluation.retrieval.trec import write_qrels, write_run
+    from fedlab.io import write_json, write_jsonl, write_text
+    from fedlab.pipeline import build_pipeline
+
+    t0 = time.perf_counter()
+    pipeline = build_pipeline(cfg, progress=cfg.eval.progress)
+    build_s = time.perf_counter() - t0
+    outcome = evaluate_pipeline(pipeline, questions, progress=cfg.eval.progress, console=console,
+                                relevance=cfg.eval.get("relevance", "meeting"))
+    metrics = dict(outcome.metrics)
+    metrics.update({f"build_s.{stage}": s for stage, s in pipeline.info.seconds.items()})
+    metrics["build_s.total"] = build_s
+    metrics.update(pipeline.info.chunking)
+    agent = None
+    if "agent" in cfg:  # answer-level measures; the retrieval metrics above stay the pipeline's own
+        from fedlab.evaluation.answers.harness import evaluate_agent
+
+        agent = evaluate_agent(cfg, pipeline, questions, progress=cfg.eval.progress, console=console)
+        metrics.update(agent.metrics)
+    write_text(out_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+    write_jsonl(out_dir / "per_question.jsonl", outcome.per_question, sort_keys=False)
+    write_json(out_dir / "metrics.json", metrics)
+    write_run(out_dir / "trec" / "run.trec", outcome.run, tag=run_id)
+    write_qrels(out_dir / "trec" / "qrels.trec", outcome.qrels)
+    if agent is not None:
+        _write_agent(out_dir, agent, cfg)
+    return metrics, pipeline, agent
+
+
+def _write_agent(out_dir: Path, agent, cfg: DictConfig) -> None:
+    """agent_answers.jsonl, the reliability diagram, the risk-coverage curve and the calibrator in use."""
+    import shutil
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fedlab.evaluation.answers.calibration import reliability_figure
+    from fedlab.evaluation.answers.selective import risk_coverage_figure
+    from fedlab.io import write_jsonl
+
+    write_jsonl(out_dir / "agent_answers.jsonl", agent.rows)
+    (out_dir / "agent").mkdir(exist_ok=True)
+    if cfg.agent.get("calibration"):  # the answerability model: what is reported is P(what is said is right)
+        curves = {"reported confidence": agent.curves["reported"], "P(answerable)": agent.curves["raw"]}
+        selective = {"reported confidence": agent.risk_coverage["reported"]}
+        shutil.copyfile(cfg.agent.calibration, out_dir / "agent" / "calibration.json")
+    else:
+        curves = {"retrieval score (uncalibrated)": agent.curves["raw"]}
+        selective = {"retrieval score (uncalibrated)": agent.risk_coverage["raw"]}
+    fig = reliability_figure(curves, title=f"reliability ({cfg.dataset.split} split)")
+    fig.savefig(out_dir / "agent" / "reliability.png")
+    plt.close(fig)
+    fig = risk_coverage_figure(selective, title=f"risk-coverage ({cfg.dataset.split} split)")
+    fig.savefig(out_dir / "agent" / "risk_coverage.png")
+    plt.close(fig)
+
