@@ -37,7 +37,7 @@ from typing import Mapping, Sequence
 
 from fedlab.chunking.chunk import Chunk
 from fedlab.evaluation.record import QuestionRecord
-from fedlab.evaluation.retrieval.relevance import EvidenceSpan, build_qrels, canonical_ids, judge_ranking, passage_key
+from fedlab.evaluation.retrieval.relevance import EvidenceSpan, build_qrels, canonical_ids, judge_ranking
 
 KS = (1, 3, 5, 10)
 RANX_METRICS = {"mrr@10": "mrr@10", "ndcg@10": "ndcg@10", **{f"hit@{k}": f"hit_rate@{k}" for k in KS}}
@@ -67,14 +67,14 @@ def _as_chunk(item) -> Chunk:
     return item.chunk if hasattr(item, "chunk") else item
 
 
-def judged_ids(chunks: Sequence[Chunk], ids: Mapping[tuple[str, int, int], str]) -> list[str]:
+def judged_ids(chunks: Sequence[Chunk], ids: Mapping[str, str]) -> list[str]:
     """Ids under which ranx/TREC judge a ranked list: each passage's canonical id; a passage
     seen earlier in the list gets a marked id (``<chunk_id>~repeat<rank>``), so it keeps its
     position but counts as not relevant."""
     out: list[str] = []
     seen: set[str] = set()
     for rank, chunk in enumerate(chunks, start=1):
-        cid = ids.get(passage_key(chunk), chunk.chunk_id)
+        cid = ids.get(chunk.passage_key, chunk.chunk_id)
         if cid in seen:
             cid = f"{chunk.chunk_id}~repeat{rank}"
         seen.add(cid)

@@ -193,16 +193,11 @@ def resolve_evidence(questions: Iterable, documents: Mapping[str, object],
     return resolved
 
 
-def passage_key(chunk: Chunk) -> tuple[str, int, int]:
-    """What the user is shown: the document and the returned span."""
-    return (chunk.doc_id, *chunk.span)
-
-
-def canonical_ids(chunks: Iterable[Chunk]) -> dict[tuple[str, int, int], str]:
+def canonical_ids(chunks: Iterable[Chunk]) -> dict[str, str]:
     """{passage key: the smallest chunk id among the chunks returning that passage}."""
-    best: dict[tuple[str, int, int], str] = {}
+    best: dict[str, str] = {}
     for chunk in chunks:
-        key = passage_key(chunk)
+        key = chunk.passage_key
         if key not in best or chunk.chunk_id < best[key]:
             best[key] = chunk.chunk_id
     return best
@@ -211,7 +206,7 @@ def canonical_ids(chunks: Iterable[Chunk]) -> dict[tuple[str, int, int], str]:
 def build_qrels(
     evidence: Mapping[str, Sequence[EvidenceSpan]],
     chunks: Iterable[Chunk],
-    ids: Mapping[tuple[str, int, int], str] | None = None,
+    ids: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, int]]:
     """Graded chunk-level qrels {qid: {canonical chunk id: number of evidence items covered}}.
 
@@ -224,9 +219,9 @@ def build_qrels(
     chunks = list(chunks)
     ids = ids if ids is not None else canonical_ids(chunks)
     by_doc: dict[str, list[Chunk]] = defaultdict(list)
-    seen: set[tuple[str, int, int]] = set()
+    seen: set[str] = set()
     for chunk in chunks:
-        key = passage_key(chunk)
+        key = chunk.passage_key
         if key not in seen:
             seen.add(key)
             by_doc[chunk.doc_id].append(chunk)
@@ -237,6 +232,6 @@ def build_qrels(
             for chunk in by_doc.get(doc_id, ()):
                 grade = len(covered_items(chunk, spans))
                 if grade:
-                    grades[ids[passage_key(chunk)]] = grade
+                    grades[ids[chunk.passage_key]] = grade
         qrels[qid] = grades
     return qrels
