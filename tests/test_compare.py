@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from fedlab.chunking.chunk import Chunk
-from fedlab.compare import load_run, main
+from fedlab.compare import main
 from fedlab.eval import trec
 from fedlab.eval.metrics import evaluate_retrieval
 from fedlab.eval.relevance import EvidenceSpan
 from fedlab.eval.significance import ROUTE_PER_QUESTION, ROUTE_RANX, compare_runs, paired_p_value
+from fedlab.evaluation.compare import load_run
 from fedlab.io import write_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,0 +1,1 @@
+"""Evaluating configs: measuring, comparing runs and gating the production config."""
