@@ -49,7 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console(highlight=False)
     result = validate_dataset(config_from_args(args), args.path, args.corpus, args.config)
-    console.print(f"{result.path}: {len(result.report.questions)} questions checked against {result.n_documents} documents")
+    n_questions = len(result.report.questions)
+    console.print(f"{result.path}: {n_questions} questions checked against {result.n_documents} documents")
     if result.stats is not None:
         print_summary(console, result.stats)
     if result.report.problems:

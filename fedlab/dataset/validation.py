@@ -17,7 +17,8 @@ class Validation:
     stats: dict | None  # per category, split and year (None when the file holds no question)
 
 
-def validate_dataset(cfg, path: str | None = None, corpus: str | None = None, config_name: str = "evaluate") -> Validation:
+def validate_dataset(cfg, path: str | None = None, corpus: str | None = None,
+                     config_name: str = "evaluate") -> Validation:
     """Validate ``path`` (default ``dataset.path``) against the corpus in ``corpus`` (default
     ``corpus.dir``, i.e. $FEDLAB_DATA_DIR/corpus/fomc when that is set)."""
     from fedlab.cli import corpus_dir

@@ -165,7 +165,7 @@ def production_data_change(cfg, now: DataVersion) -> str | None:
     if not changed:
         return None
     return (f"the data changed since the production config was exported ({'; '.join(changed)}): "
-            "re-export (`make export`) and re-derive conf/gates.yaml, or pass --allow-data-change")
+            f"re-export (`make export`) and {RERECORD}, or pass --allow-data-change")
 
 
 def record_data_change(record: GateRecord, now: DataVersion, path: str | Path) -> str | None:
@@ -193,11 +193,12 @@ def expectations(record: GateRecord, overrides: list[str]) -> dict[str, tuple[fl
     for item in overrides:
         name, sep, value = item.partition("=")
         try:
-            if not sep:
-                raise ValueError
-            gates[name.strip()] = (float(value), 0.0, True)
+            minimum = float(value) if sep else None
         except ValueError:
-            raise FedlabError(f"--set {item!r}: use METRIC=NUMBER, e.g. --set recall@5=0.6") from None
+            minimum = None
+        if minimum is None:
+            raise FedlabError(f"--set {item!r}: use METRIC=NUMBER, e.g. --set recall@5=0.6")
+        gates[name.strip()] = (minimum, 0.0, True)
     return gates
 
 
