@@ -163,10 +163,12 @@ def test_record_to_a_new_file_gates_the_shipped_metrics(measured, tmp_path):
     ({"split": "test", "corpus_hash": "a", "dataset_hash": "b", "tolerance": 0.03, "expected": {"recall@5": "high"}},
      "must be numbers"),
     (["recall@5"], "is not a mapping"),
+    ("split: test\ncorpus_hash: 0000000000000000\ndataset_hash: b\ntolerance: 0.03\nexpected: {recall@5: 0.6}\n",
+     "corpus_hash 0 is not text: quote it"),
 ])
 def test_a_bad_record_is_one_line(tmp_path, body, message):
     path = tmp_path / "g.yaml"
-    path.write_text(yaml.safe_dump(body))
+    path.write_text(body if isinstance(body, str) else yaml.safe_dump(body))
     with pytest.raises(FedlabError, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
         gates.read_record(path)
     assert "\n" not in str(err.value)

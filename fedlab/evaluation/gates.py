@@ -106,6 +106,9 @@ def read_record(path: str | Path) -> GateRecord:
     missing = [k for k in RECORD_KEYS if k != "tolerances" and spec.get(k) in (None, "", {})]
     if missing:
         raise FedlabError(f"gates file {path} records no {', '.join(missing)}: {fix}")
+    for key in ("split", "corpus_hash", "dataset_hash"):
+        if not isinstance(spec[key], str):  # e.g. an unquoted all-digit hash, which YAML reads as a number
+            raise FedlabError(f"gates file {path}: {key} {spec[key]!r} is not text: quote it ({key}: \"...\")")
     try:
         expected = {str(m): float(v) for m, v in dict(spec["expected"]).items()}
         tolerances = {str(m): float(v) for m, v in dict(spec.get("tolerances") or {}).items()}
@@ -115,8 +118,7 @@ def read_record(path: str | Path) -> GateRecord:
                           f"(expected: {{metric: value}}): {fix}") from None
     if tolerance < 0 or any(t < 0 for t in tolerances.values()):
         raise FedlabError(f"gates file {path}: a tolerance is negative: use 0 or more")
-    return GateRecord(str(spec["split"]), str(spec["corpus_hash"]), str(spec["dataset_hash"]), tolerance,
-                      expected, tolerances)
+    return GateRecord(spec["split"], spec["corpus_hash"], spec["dataset_hash"], tolerance, expected, tolerances)
 
 
 def record_text(record: GateRecord, header: str = "") -> str:
