@@ -24,7 +24,7 @@ FACTUAL = "Where did the FOMC leave the fed funds target range at its January 20
 
 @pytest.fixture(scope="module")
 def cfg(corpus_dir):
-    from fedlab.ask import compose_config
+    from fedlab.agent.answering import compose_config
 
     return compose_config("evaluate", ["retriever=bm25", f"paths.data_dir={corpus_dir.parent.parent}",
                                        f"agent.calibration={BM25_MODEL}"])

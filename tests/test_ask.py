@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from fedlab.agent.answering import check_question
 from fedlab.agent.settings import group_overrides
-from fedlab.ask import check_question
 from fedlab.errors import FedlabError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,7 +116,7 @@ def test_missing_production_config_names_make_export(tmp_path, monkeypatch):
     import shutil
 
     import fedlab.config
-    from fedlab.ask import compose_config
+    from fedlab.agent.answering import compose_config
 
     conf = tmp_path / "conf"
     shutil.copytree(ROOT / "conf", conf)

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from fedlab.chunking.chunk import Chunk
-from fedlab.compare import load_run, main
+from fedlab.compare import main
 from fedlab.evaluation.retrieval import trec
 from fedlab.evaluation.retrieval.metrics import evaluate_retrieval
 from fedlab.evaluation.retrieval.relevance import EvidenceSpan
 from fedlab.evaluation.retrieval.significance import ROUTE_PER_QUESTION, ROUTE_RANX, compare_runs, paired_p_value
+from fedlab.evaluation.compare import load_run
 from fedlab.io import write_jsonl
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -350,6 +350,40 @@ def test_cli_default_corpus_follows_fedlab_data_dir(tmp_path, documents):
     assert "run `make data`" in line
 
 
+def _corpus_without_good_evidence(data: Path, documents) -> list:
+    """A corpus snapshot under ``data`` lacking statement-2019-01-30 (GOOD's evidence)."""
+    from fedlab.corpus.build import BuildReport, content_hash, write_snapshot
+
+    kept = [d for d in documents if d.doc_id != "statement-2019-01-30"]
+    write_snapshot(data / "corpus" / "fomc", BuildReport(kept, content_hash=content_hash(kept)), {"corpus": "fomc"})
+    return kept
+
+
+def test_default_corpus_is_the_configs_paths_data_dir(tmp_path, documents, corpus_dir, capsys, monkeypatch):
+    """The default corpus is the composed config's corpus.dir (${paths.data_dir}/corpus/fomc), as for
+    the Hydra apps: FEDLAB_DATA_DIR sets paths.data_dir, and --set paths.data_dir=DIR overrides it."""
+    kept = _corpus_without_good_evidence(tmp_path / "data", documents)
+    good = _write(tmp_path, [GOOD, UNANSWERABLE])
+    monkeypatch.setenv("FEDLAB_DATA_DIR", str(tmp_path / "data"))
+    assert cli_main(["validate", str(good)]) == 1
+    out = capsys.readouterr()
+    assert f"checked against {len(kept)} documents" in out.out
+    assert "unknown doc_id 'statement-2019-01-30'" in out.err
+    assert cli_main(["validate", str(good), "--set", f"paths.data_dir={corpus_dir.parent.parent}"]) == 0
+    assert "ok: no problems" in capsys.readouterr().out
+    monkeypatch.delenv("FEDLAB_DATA_DIR")
+    assert cli_main(["validate", str(good), "--set", f"paths.data_dir={tmp_path / 'data'}"]) == 1
+    assert "unknown doc_id 'statement-2019-01-30'" in capsys.readouterr().err
+
+
+def test_cli_bad_config_is_one_error_line(tmp_path):
+    good = _write(tmp_path, [GOOD])
+    line = _one_error_line(_validate(str(good), "--config", "no-such-config"))
+    assert line.startswith("error: no config 'no-such-config'")
+    line = _one_error_line(_validate(str(good), "--colour"))
+    assert line == "error: unrecognized arguments: --colour (see python -m fedlab.dataset --help)"
+
+
 def test_cli_refuses_a_corpus_whose_docs_do_not_match_its_manifest(tmp_path, corpus_dir):
     import shutil
 

@@ -118,7 +118,9 @@ def test_sweep_export_gate(workspace, tmp_path):
     assert json.loads(calibrator.read_text())["meta"]["split"] == "dev"
 
     gates = tmp_path / "gates.yaml"
-    gates.write_text(yaml.safe_dump({"thresholds": {"recall@5": 0.0, "mrr@10": 0.0}}))
+    gates.write_text(yaml.safe_dump({"split": "test", "corpus_hash": body["production"]["corpus_hash"],
+                                     "dataset_hash": body["production"]["dataset_hash"], "tolerance": 0.0,
+                                     "expected": {"recall@5": 0.0, "mrr@10": 0.0}}))
     common = ["-m", "fedlab.gate", "--config", str(production), "--gates", str(gates),
               f"paths.data_dir={workspace['data']}", f"mlflow.tracking_uri={workspace['uri']}", "eval.progress=false"]
     ok = _run(common)

@@ -370,7 +370,7 @@ def test_the_pipeline_narrows_an_event_question_to_its_meeting(corpus_dir, tmp_p
     # the agent's assess_query reads the same resolution: its searches are narrowed to the meeting
     from fedlab.agent.build import build_agent
     from fedlab.agent.searcher import SearchAccess
-    from fedlab.ask import compose_config
+    from fedlab.agent.answering import compose_config
 
     agent = build_agent(compose_config("evaluate", [*common, "retriever.events=true", "lm=extractive",
                                                     f"agent.calibration={Path(__file__).resolve().parent.parent / 'conf/calibration/extractive-bm25.json'}"]),

@@ -78,7 +78,7 @@ def fake_api(monkeypatch):
 
 @pytest.fixture(scope="module")
 def search(corpus_dir):
-    from fedlab.ask import compose_config
+    from fedlab.agent.answering import compose_config
 
     cfg = compose_config("evaluate", ["retriever=bm25", f"paths.data_dir={corpus_dir.parent.parent}"])
     return open_search(cfg, "direct")

@@ -268,7 +268,7 @@ def test_server_that_cannot_start_is_a_clear_error(server_log):
 def test_agent_answers_the_same_through_mcp_and_direct(overrides, direct):
     pytest.importorskip("fedlab.agent.build")
     from fedlab.agent.build import build_agent
-    from fedlab.ask import compose_config
+    from fedlab.agent.answering import compose_config
 
     sets = [*overrides, "lm=extractive", f"agent.calibration={Path(__file__).resolve().parent.parent / 'conf/calibration/extractive-bm25.json'}"]
     via_direct = build_agent(compose_config("evaluate", sets))
@@ -408,8 +408,8 @@ def test_warm_up_loads_the_model_when_the_warm_up_query_is_cached(small_dense_ov
     from fedlab.mcp.server import warm_up
     from fedlab.pipeline import build_pipeline
 
-    load_pipeline("evaluate", small_dense_overrides)  # builds the artifacts, caches the warm-up vector
-    pipeline = load_pipeline("evaluate", small_dense_overrides)
+    load_pipeline(compose("evaluate", small_dense_overrides))  # builds the artifacts, caches the warm-up vector
+    pipeline = load_pipeline(compose("evaluate", small_dense_overrides))
     assert pipeline.info.cache["embeddings"] == "hit" and pipeline.info.cache["index"] == "hit"
     assert pipeline.embedder._loaded is True  # the model behind the query-vector cache
     assert pipeline.search(WARM_UP_QUERY).hits

@@ -295,7 +295,9 @@ def test_gate_exit_codes_and_data_check(ws, tmp_path):
     path = tmp_path / "prod.yaml"
     path.write_text(yaml.safe_dump(production))
     gates = tmp_path / "gates.yaml"
-    gates.write_text(yaml.safe_dump({"thresholds": {"recall@5": 0.0}}))
+    recorded_data = {"split": "test", "corpus_hash": production["production"]["corpus_hash"],
+                     "dataset_hash": production["production"]["dataset_hash"]}
+    gates.write_text(yaml.safe_dump({**recorded_data, "tolerance": 0.0, "expected": {"recall@5": 0.0}}))
     common = ["-m", "fedlab.gate", "--config", str(path), "--gates", str(gates), f"paths.data_dir={ws['data']}",
               f"mlflow.tracking_uri={ws['uri']}", "eval.progress=false"]
 
@@ -316,3 +318,39 @@ def test_gate_exit_codes_and_data_check(ws, tmp_path):
 
     passes = _run([*common[:3], str(stale), *common[4:], "--allow-data-change"])
     assert passes.returncode == 0, passes.stderr[-2000:]
+
+    # the record's own data: another corpus than recorded is refused before anything is measured
+    other = tmp_path / "other-gates.yaml"
+    other.write_text(yaml.safe_dump({**recorded_data, "corpus_hash": "1111111111111111", "tolerance": 0.0,
+                                     "expected": {"recall@5": 0.0}}))
+    mismatch = _run([*common[:5], str(other), *common[6:]])
+    assert mismatch.returncode == 3, mismatch.stderr[-2000:]
+    line, = [x for x in mismatch.stderr.splitlines() if x.startswith("gate refused:")]
+    assert "data mismatch" in line and "1111111111111111" in line and "--record" in line
+
+
+def test_gate_record_round_trips(ws, tmp_path):
+    """`--record` measures and writes a record that the same config then passes, on the same data."""
+    from fedlab.evaluation.retrieval.harness import dataset_hash
+    from fedlab.corpus.snapshot import load_corpus
+
+    production = yaml.safe_load((ROOT / "conf" / "production.yaml").read_text())
+    production["retriever"] = {**production["retriever"], "kind": "bm25"}
+    production["agent"] = {"calibration": str(ROOT / "conf" / "calibration" / "extractive-bm25.json")}
+    corpus = load_corpus(Path(ws["data"]) / "corpus" / "fomc").content_hash
+    dataset = dataset_hash(ROOT / "datasets" / "fomc_qa" / "fomc_qa.jsonl")
+    production["production"].update(corpus_hash=corpus, dataset_hash=dataset)
+    path = tmp_path / "prod.yaml"
+    path.write_text(yaml.safe_dump(production))
+    record = tmp_path / "record.yaml"  # new: the metrics and tolerances of conf/gates.yaml
+    common = ["-m", "fedlab.gate", "--config", str(path), "--gates", str(record), f"paths.data_dir={ws['data']}",
+              f"mlflow.tracking_uri={ws['uri']}", "eval.progress=false"]
+    recorded = _run([*common, "--record"])
+    assert recorded.returncode == 0, recorded.stderr[-2000:]
+    body = yaml.safe_load(record.read_text())
+    shipped = yaml.safe_load((ROOT / "conf" / "gates.yaml").read_text())
+    assert (body["corpus_hash"], body["dataset_hash"], body["split"]) == (corpus, dataset, "test")
+    assert body["tolerance"] == shipped["tolerance"] and set(body["expected"]) == set(shipped["expected"])
+    again = _run(common)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "FAIL" not in again.stdout and "stale" not in again.stdout

@@ -1,41 +1,25 @@
 """`python -m fedlab.dataset validate [PATH] [--corpus DIR]`: check a QA dataset file."""
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from fedlab.cli import run_exit
+from fedlab.cli import ArgumentParser, add_config_args, config_from_args, run_exit
 
-ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_DATASET = ROOT / "datasets" / "fomc_qa" / "fomc_qa.jsonl"
-DEFAULT_CORPUS = ROOT / "data" / "corpus" / "fomc"
+DEFAULT_DATASET = "datasets/fomc_qa/fomc_qa.jsonl"  # the config's dataset.path, under the project root
 
 
-def default_corpus_dir() -> Path:
-    """Where the Hydra apps find the corpus (conf/paths/default.yaml, conf/corpus/fomc.yaml):
-    ``${paths.data_dir}/corpus/fomc`` with data_dir = $FEDLAB_DATA_DIR, else <root>/data."""
-    from fedlab.config import project_root
-
-    data_dir = os.environ.get("FEDLAB_DATA_DIR")
-    if data_dir:
-        return Path(data_dir) / "corpus" / "fomc"
-    return Path(project_root()) / "data" / "corpus" / "fomc"
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m fedlab.dataset", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="python -m fedlab.dataset", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=ArgumentParser)
     v = sub.add_parser("validate", help="check a QA JSONL file against the schema and the corpus")
-    v.add_argument("path", nargs="?", default=str(DEFAULT_DATASET),
-                   help=f"dataset file (default {DEFAULT_DATASET.relative_to(ROOT)})")
+    v.add_argument("path", nargs="?", default=None, help=f"dataset file (default {DEFAULT_DATASET})")
     v.add_argument("--corpus", default=None,
                    help="corpus directory holding docs.jsonl and manifest.json "
                         "(default $FEDLAB_DATA_DIR/corpus/fomc, else data/corpus/fomc)")
+    add_config_args(v, "evaluate", example="paths.data_dir=DIR")
     return parser
 
 
@@ -60,24 +44,19 @@ def print_summary(console: Console, stats: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from fedlab.dataset.schema import not_a_file_message
-    from fedlab.corpus.snapshot import load_corpus
-    from fedlab.dataset.validate import dataset_stats, validate_file
-    from fedlab.errors import FedlabError
+    from fedlab.dataset.validation import validate_dataset
 
     args = _parser().parse_args(argv)
     console = Console(highlight=False)
-    if not Path(args.path).is_file():  # a wrong argument, not a problem in a dataset
-        raise FedlabError(f"{args.path}: {not_a_file_message(Path(args.path))}")
-    docs = load_corpus(args.corpus if args.corpus is not None else default_corpus_dir()).by_id
-    report = validate_file(args.path, docs)
-    console.print(f"{args.path}: {len(report.questions)} questions checked against {len(docs)} documents")
-    if report.questions:
-        print_summary(console, dataset_stats(report.questions, docs))
-    if report.problems:
-        for p in report.problems:
+    result = validate_dataset(config_from_args(args), args.path, args.corpus, args.config)
+    n_questions = len(result.report.questions)
+    console.print(f"{result.path}: {n_questions} questions checked against {result.n_documents} documents")
+    if result.stats is not None:
+        print_summary(console, result.stats)
+    if result.report.problems:
+        for p in result.report.problems:
             print(p, file=sys.stderr)
-        print(f"{len(report.problems)} problem(s) found", file=sys.stderr)
+        print(f"{len(result.report.problems)} problem(s) found", file=sys.stderr)
         return 1
     console.print("[green]ok: no problems[/green]")
     return 0

@@ -1,6 +1,5 @@
-"""The MCP server: ``search_fomc`` and ``get_document`` over stdio, on one pipeline built at start.
-
-    python -m fedlab.mcp [--config production] [--set key=value ...] [--max-top-k 50]
+"""The MCP server: ``search_fomc`` and ``get_document`` over stdio, on one pipeline built at start
+(``python -m fedlab.mcp``, see fedlab.mcp.__main__).
 
 stdout is the protocol channel: the pipeline is built with fd 1 pointed at stderr, and while
 serving the SDK keeps fd 1 diverted to stderr itself, so stray prints never reach the client.
@@ -11,7 +10,6 @@ JSON-RPC message with -32600 Invalid Request (``AnsweringReadStream``), and serv
 """
 # No `from __future__ import annotations`: the tool signatures are built at run time from the
 # limits, and the SDK reads their annotations as objects.
-import argparse
 import contextlib
 import logging
 import os
@@ -24,7 +22,6 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field
 
 from fedlab.corpus.document import DOC_ID_RE
-from fedlab.errors import FedlabError
 from fedlab.mcp.schema import (DocumentResult, HintArg, SearchResult, Where, document_result, search_result,
                                utf8_text)
 
@@ -150,39 +147,20 @@ def stdout_to_stderr():
         os.close(saved)
 
 
-class _ArgumentParser(argparse.ArgumentParser):
-    """A usage mistake is one `error:` line on stderr (exit 2), not the usage block."""
-
-    def error(self, message: str):
-        print(f"error: {message} (see python -m fedlab.mcp --help)", file=sys.stderr)
-        sys.exit(2)
+def open_server(cfg, limits: Limits = Limits(), config_name: str = DEFAULT_CONFIG):
+    """The server on ``cfg``'s pipeline, built and warmed up: ready to answer its first call fast."""
+    return build_server(load_pipeline(cfg, config_name), limits)
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    p = _ArgumentParser(prog="python -m fedlab.mcp", description=__doc__.splitlines()[0])
-    p.add_argument("--config", default=DEFAULT_CONFIG,
-                   help="a config name in conf/ or a path to a YAML config (default: production)")
-    p.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="a config override, e.g. --set retriever=bm25 (repeatable)")
-    p.add_argument("--max-top-k", type=int, default=Limits.max_top_k, help="largest top_k a caller may ask for")
-    p.add_argument("--max-query-chars", type=int, default=Limits.max_query_chars, help="longest query accepted")
-    p.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
-    args = p.parse_args(argv)
-    if args.max_top_k < 1 or args.max_query_chars < 1:
-        p.error("--max-top-k and --max-query-chars must be positive")
-    return args
-
-
-def load_pipeline(config: str, overrides: list[str]):
-    from fedlab.config import PIPELINE_GROUPS, compose, require_keys
+def load_pipeline(cfg, config_name: str = DEFAULT_CONFIG):
+    from fedlab.config import PIPELINE_GROUPS, require_keys
     from fedlab.pipeline import build_pipeline
 
-    cfg = compose(config, list(overrides))
-    require_keys(cfg, PIPELINE_GROUPS, config)
+    require_keys(cfg, PIPELINE_GROUPS, config_name)
     t0 = time.perf_counter()
     pipeline = build_pipeline(cfg, progress=False)
     warm_up(pipeline)
-    log.info("pipeline %s (retriever=%s) on %d documents, %d chunks in %.1f s; cache %s", config,
+    log.info("pipeline %s (retriever=%s) on %d documents, %d chunks in %.1f s; cache %s", config_name,
              cfg.retriever.kind, len(pipeline.corpus.documents), len(pipeline.chunks), time.perf_counter() - t0,
              pipeline.info.cache)
     return pipeline
@@ -287,6 +265,16 @@ def error_reply(exc: Exception):
                         error=ErrorData(code=INVALID_REQUEST, message=f"Invalid Request: {why}"))
 
 
+def run_stdio(server) -> None:
+    """Serve ``server`` on stdin/stdout until the client closes the stream (or Ctrl-C)."""
+    import anyio
+
+    try:
+        anyio.run(serve_stdio, server)
+    except KeyboardInterrupt:
+        pass
+
+
 async def serve_stdio(server) -> None:
     """``MCPServer.run("stdio")``, with the read stream answering unreadable lines."""
     from mcp.server.stdio import stdio_server
@@ -295,25 +283,3 @@ async def serve_stdio(server) -> None:
     async with stdio_server() as (read_stream, write_stream):
         await lowlevel.run(AnsweringReadStream(read_stream, write_stream), write_stream,
                            lowlevel.create_initialization_options())
-
-
-def main(argv: list[str] | None = None) -> None:
-    import fedlab  # noqa: F401  (telemetry switches before the heavy imports)
-
-    args = parse_args(argv)
-    logging.basicConfig(stream=sys.stderr, level=args.log_level,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        with stdout_to_stderr():
-            pipeline = load_pipeline(args.config, args.overrides)
-            server = build_server(pipeline, Limits(args.max_top_k, args.max_query_chars))
-    except FedlabError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
-    log.info("serving %s on stdio", SERVER_NAME)
-    try:
-        import anyio
-
-        anyio.run(serve_stdio, server)
-    except KeyboardInterrupt:
-        pass
