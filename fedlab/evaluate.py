@@ -124,7 +124,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> dict[str, flo
     check_settings(cfg)
     questions = load_split(cfg.dataset.path, cfg.dataset.split)
     tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # fails fast, in one line
-    from fedlab.sweep import varying_keys_for_job
+    from fedlab.sweeps.record import varying_keys_for_job
 
     name = cfg.mlflow.run_name or run_name(cfg, varying_keys_for_job())
     out_dir = local_run_dir(cfg)
@@ -227,7 +227,7 @@ def _write_agent(out_dir: Path, agent, cfg: DictConfig) -> None:
 @hydra.main(version_base="1.3", config_path="../conf", config_name="evaluate")
 @user_errors
 def main(cfg: DictConfig) -> float:
-    from fedlab.sweep import parent_run_for_job
+    from fedlab.sweeps.record import parent_run_for_job
 
     metrics = evaluate(cfg, parent_run_id=parent_run_for_job())
     return float(metrics.get(cfg.objective, 0.0))
