@@ -259,27 +259,6 @@ def test_an_interrupted_sweep_is_closed_and_named_on_rerun(ws, tmp_path):
     assert f"ended KILLED after {n_done} of 5 configs" in again.stderr
 
 
-def test_export_says_what_its_constraints_excluded():
-    from io import StringIO
-
-    from rich.console import Console
-
-    from fedlab.export import Candidate, print_exclusions, select
-
-    runs = [Candidate("a", "hybrid/minilm", {"recall@5": 0.43, "latency_p95_ms_total": 1456.0}, {}),
-            Candidate("b", "dense/minilm", {"recall@5": 0.45, "latency_p95_ms_total": 1200.0}, {}),
-            Candidate("c", "bm25", {"recall@5": 0.34, "latency_p95_ms_total": 12.0}, {}),
-            Candidate("d", "bm25/k5", {"recall@5": 0.30, "latency_p95_ms_total": 2000.0}, {})]
-    chosen = select(runs, "recall@5", [], {"latency_p95_ms_total": {"max": 1000}})
-    assert chosen.best.run_id == "c"
-    buf = StringIO()
-    print_exclusions(chosen, "recall@5", Console(file=buf, width=200))
-    text = buf.getvalue()
-    assert "excluded 3 run(s); 2 of them rank above" in text
-    assert "excluded dense/minilm (recall@5=0.4500): latency_p95_ms_total=1200 > max 1000" in text
-    assert "bm25/k5" not in text  # below the chosen run: it changed nothing
-
-
 # -- the gate ------------------------------------------------------------------------------------
 
 def test_gate_exit_codes_and_data_check(ws, tmp_path):

@@ -9,14 +9,18 @@ from omegaconf import DictConfig, OmegaConf
 def sweep_grid(config: DictConfig) -> dict[str, str]:
     """The grid a multirun expands: the study's ``hydra.sweeper.params`` with the command line's
     overrides on top (``make sweep ARGS='retriever.top_k=5,10'`` varies top_k too; a plain
-    ``retriever=bm25`` there pins what the study varied)."""
+    ``retriever=bm25`` there pins what the study varied). ``experiment=<study>`` chooses the study
+    and is not part of its grid."""
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     params = OmegaConf.to_container(config.hydra.sweeper.params, resolve=False) if OmegaConf.select(
         config, "hydra.sweeper.params") else {}
     grid = {str(k): str(v) for k, v in (params or {}).items()}
     for override in OverridesParser.create().parse_overrides(list(config.hydra.overrides.task)):
-        grid[override.get_key_element().lstrip("+~")] = override.input_line.split("=", 1)[1]
+        key = override.get_key_element().lstrip("+~")
+        if key == "experiment" and not override.is_sweep_override():
+            continue
+        grid[key] = override.input_line.split("=", 1)[1]
     return grid
 
 

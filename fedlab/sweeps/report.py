@@ -88,11 +88,12 @@ def ranked_rows(selection: Selection) -> list[tuple[str, ChildRun, str]]:
 
 def ranked_markdown(selection: Selection, rule: Rule, latency: str, front_ids: set[str]) -> str:
     cols = [rule.metric, "mrr@10", "ndcg@10", "doc_recall@5", latency]
-    out = [f"Ranked by {rule.describe()} (conf/export.yaml: the run `make export` picks is #1).", "",
+    out = [f"Ranked by {rule.describe()} (the rule of conf/export.yaml, as `make export` ranks).", "",
            "| # | run | " + " | ".join(cols) + " | frontier | excluded |", "|" + "---|" * (len(cols) + 4)]
     for pos, c, why in ranked_rows(selection):
         vals = [f"{c.metrics.get(m, math.nan):.3f}" for m in cols]
-        out.append(f"| {pos} | {c.name} | " + " | ".join(vals) + f" | {'★' if c.run_id in front_ids else ''} | {why} |")
+        star = "★" if c.run_id in front_ids else ""
+        out.append(f"| {pos} | {c.name} | " + " | ".join(vals) + f" | {star} | {why} |")
     return "\n".join(out) + "\n"
 
 
@@ -122,7 +123,8 @@ def report_sweep(tracking_uri: str, experiment: str, parent_id: str, wall_s: flo
             client.set_tag(parent_id, "best_run_id", best.run_id)
             client.set_tag(parent_id, "best_run_name", best.name)
             client.log_metric(parent_id, f"best.{mlflow_name(rule.metric)}", best.metrics.get(rule.metric, 0.0))
-            print_exclusions(selection, rule.metric, console)
+            if selection.excluded:
+                print_exclusions(selection, rule.metric, console)
     client.set_tag(parent_id, "sweep.n_finished", str(len(children)))
     client.set_terminated(parent_id, "FINISHED")
     console.print(
@@ -138,7 +140,8 @@ def _print(console: Console, selection: Selection, rule: Rule, latency: str, fro
     rows = ranked_rows(selection)[:15]
     table = Table(title=f"top {len(rows)} of {n} configs by {rule.metric}", caption=f"ranked by {rule.describe()}")
     excluded = any(why for _, _, why in rows)
-    for col in ("#", "run", rule.metric, "mrr@10", "ndcg@10", "p95 ms", "frontier") + (("excluded",) if excluded else ()):
+    cols = ("#", "run", rule.metric, "mrr@10", "ndcg@10", "p95 ms", "frontier") + (("excluded",) if excluded else ())
+    for col in cols:
         if col in ("run", "excluded"):
             table.add_column(col, justify="left", overflow="fold", min_width=30 if col == "run" else 20)
         else:
