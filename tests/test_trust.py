@@ -227,9 +227,10 @@ def test_an_interrupted_sweep_is_closed_and_named_on_rerun(ws, tmp_path):
     args = ["-m", "fedlab.evaluate", "--multirun", "retriever=bm25", "retriever.top_k=3,5,8,10,20",
             f"paths.data_dir={ws['data']}", f"mlflow.tracking_uri={uri}", "eval.progress=false",
             f"paths.log_dir={tmp_path / 'logs'}", "+study.name=interrupt"]
+    client = MlflowClient(uri)
+    client.search_experiments()  # the store exists before the sweep starts: two processes creating it race
     proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
-    client = MlflowClient(uri)
     deadline = time.time() + 300
     finished = []
     while time.time() < deadline and not finished:
