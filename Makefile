@@ -56,12 +56,13 @@ test: $(STAMP)
 test-all: $(STAMP)
 	$(PYTHON) -m pytest
 
+# Writes reports/ann_benchmark.md (git-ignored: benchmarking leaves the checkout clean).
 bench: $(STAMP) $(CORPUS)
 	$(PYTHON) -m fedlab.bench
 
-# The main job: run a study (experiments/$(STUDY).yaml) as a Hydra multirun logged to MLflow.
+# The main job: run a study (conf/experiment/$(STUDY).yaml) as a Hydra multirun logged to MLflow.
 sweep: $(STAMP) $(CORPUS)
-	$(PYTHON) -m fedlab.evaluate --multirun --config-dir experiments --config-name $(STUDY) \
+	$(PYTHON) -m fedlab.evaluate -m experiment=$(STUDY) \
 	  $(if $(filter-out 1,$(JOBS)),hydra/launcher=joblib hydra.launcher.n_jobs=$(JOBS)) $(ARGS)
 
 # Best run of the latest sweep -> conf/production.yaml

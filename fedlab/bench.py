@@ -2,7 +2,7 @@
 
 Indexes are compared on the corpus's real chunk embeddings (read through the pipeline's cache,
 so nothing is re-embedded when cached) and on random unit vectors of the same shape. Results go
-to experiments/ann_benchmark.md, MLflow (experiment ``fedlab-bench``) and, when BENCH_OUT is
+to reports/ann_benchmark.md, MLflow (experiment ``fedlab-bench``) and, when BENCH_OUT is
 set, to a JSON list of index rows at BENCH_OUT plus the other sections beside it (.extra.json).
 """
 from __future__ import annotations

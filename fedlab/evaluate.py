@@ -17,9 +17,9 @@ from fedlab.cli import run_cli, user_errors
 @user_errors
 def main(cfg: DictConfig) -> float:
     from fedlab.evaluation.run import evaluate
-    from fedlab.sweep import parent_run_for_job
+    from fedlab.sweeps.record import parent_run_for_job, varying_keys_for_job
 
-    result = evaluate(cfg, parent_run_id=parent_run_for_job())
+    result = evaluate(cfg, parent_run_id=parent_run_for_job(), varying=varying_keys_for_job())
     return float(result.metrics.get(cfg.objective, 0.0))
 
 

@@ -2,103 +2,24 @@
 from __future__ import annotations
 
 import datetime as dt
-import math
-from dataclasses import dataclass
 
 import fedlab.config  # noqa: F401
 import hydra
 import yaml
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from fedlab.cli import run_cli, user_errors
 from fedlab.errors import FedlabError
-from fedlab.tracking import metric_from_mlflow_name, mlflow_name
+from fedlab.tracking import mlflow_name
+from fedlab.sweeps.runs import ChildRun, finished_children, latest_finished_sweep
+from fedlab.sweeps.selection import Rule, print_exclusions, select
 
 SHARED_DEFAULTS = [{"paths": "default"}, {"corpus": "fomc"}, {"dataset": "fomc_qa"}, {"agent": "default"},
                    {"lm": "extractive"}, {"eval": "default"}, {"mlflow": "default"}, {"hydra": "default"}, "_self_"]
 HEADLINE = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "doc_recall@5", "latency_p95_ms_total")
 
 
-@dataclass
-class Candidate:
-    run_id: str
-    name: str
-    metrics: dict[str, float]  # by fedlab names (recall@5)
-    tags: dict[str, str]
-
-
-def sort_key(c: Candidate, metric: str, tie_breakers: list[str]) -> tuple:
-    key = [-c.metrics.get(metric, -math.inf)]
-    for tb in tie_breakers:
-        name, sign = (tb[1:], 1) if tb.startswith("-") else (tb, -1)
-        value = c.metrics.get(name, math.nan)
-        key.append(math.inf if math.isnan(value) else sign * value)
-    return tuple(key)
-
-
-def breaches(c: Candidate, constraints: dict) -> list[str]:
-    """Why ``c`` is not eligible: one reason per constraint it breaks (empty = eligible)."""
-    out = []
-    for name, bound in constraints.items():
-        value = c.metrics.get(name)
-        if value is None:
-            out.append(f"{name} not logged")
-            continue
-        if "max" in bound and value > bound["max"]:
-            out.append(f"{name}={value:.4g} > max {bound['max']}")
-        if "min" in bound and value < bound["min"]:
-            out.append(f"{name}={value:.4g} < min {bound['min']}")
-    return out
-
-
-def eligible(c: Candidate, constraints: dict) -> bool:
-    return not breaches(c, constraints)
-
-
-@dataclass
-class Selection:
-    best: Candidate
-    excluded: list[tuple[Candidate, list[str]]]  # runs the constraints ruled out, with the reasons, best first
-
-
-def select(candidates: list[Candidate], metric: str, tie_breakers: list[str], constraints: dict) -> Selection:
-    """The best eligible run, and every run the constraints excluded (with why), in rank order."""
-    judged = [(c, breaches(c, constraints)) for c in sorted(candidates, key=lambda c: sort_key(c, metric, tie_breakers))]
-    excluded = [(c, why) for c, why in judged if why]
-    pool = [c for c, why in judged if not why]
-    if not pool:
-        top = excluded[0]
-        raise FedlabError(
-            f"no run of the sweep meets the constraints {constraints} (the best run, {top[0].name}, has "
-            f"{'; '.join(top[1])}): relax objective.constraints or sweep again"
-        )
-    return Selection(pool[0], excluded)
-
-
-def pick_best(candidates: list[Candidate], metric: str, tie_breakers: list[str], constraints: dict) -> Candidate:
-    return select(candidates, metric, tie_breakers, constraints).best
-
-
-def print_exclusions(selection: Selection, metric: str, console=None) -> None:
-    """What the constraints took away: every excluded run that ranks above the chosen one (those
-    changed the outcome), then a count of the rest."""
-    from rich.console import Console
-
-    console = console or Console(stderr=True, highlight=False)
-    if not selection.excluded:
-        console.print("constraints excluded no run")
-        return
-    chosen = selection.best.metrics.get(metric, -math.inf)
-    above = [(c, why) for c, why in selection.excluded if c.metrics.get(metric, -math.inf) >= chosen]
-    console.print(f"constraints excluded {len(selection.excluded)} run(s); {len(above)} of them rank above the "
-                  f"chosen run by {metric}:")
-    for c, why in above[:20]:
-        console.print(f"  excluded {c.name} ({metric}={c.metrics.get(metric, math.nan):.4f}): {'; '.join(why)}")
-    if len(above) > 20:
-        console.print(f"  … and {len(above) - 20} more above it")
-
-
-def render_production(best: Candidate, run_config: dict, keys: list[str], sweep_id: str,
+def render_production(best: ChildRun, run_config: dict, keys: list[str], sweep_id: str,
                       calibration: str | None = None, answerability: dict | None = None) -> str:
     m = best.metrics
     header = [
@@ -140,29 +61,19 @@ def export(cfg: DictConfig) -> str:
     exp = client.get_experiment_by_name(cfg.mlflow.experiment)
     sweep_id = cfg.sweep_run_id
     if sweep_id is None:
-        sweeps = client.search_runs([exp.experiment_id], filter_string="tags.`fedlab.sweep` = 'parent'",
-                                    order_by=["attributes.start_time DESC"], max_results=20)
-        finished = [r for r in sweeps if r.info.status == "FINISHED"]
-        if not finished:
+        sweep_id = latest_finished_sweep(client, exp.experiment_id)
+        if sweep_id is None:
             raise FedlabError(f"no finished sweep in experiment {cfg.mlflow.experiment!r} at "
                               f"{tracker.tracking_uri}: run `make sweep` first, or pass sweep_run_id=ID")
-        sweep_id = finished[0].info.run_id
-    runs = client.search_runs([exp.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{sweep_id}'",
-                              max_results=5000)
-    split = cfg.objective.split
-    candidates = [
-        Candidate(r.info.run_id, r.info.run_name or "", {metric_from_mlflow_name(k): v for k, v in r.data.metrics.items()},
-                  dict(r.data.tags))
-        for r in runs if r.info.status == "FINISHED" and r.data.tags.get("dataset_split") == split
-    ]
+    rule = Rule.from_config(cfg.objective)
+    candidates = finished_children(client, exp.experiment_id, sweep_id, split=rule.split)
     if not candidates:
-        raise FedlabError(f"sweep {sweep_id} has no finished runs on the {split!r} split: check sweep_run_id")
-    metric = cfg.objective.metric
+        raise FedlabError(f"sweep {sweep_id} has no finished runs on the {rule.split!r} split: check sweep_run_id")
+    metric = rule.metric
     if not any(metric in c.metrics for c in candidates):
         raise FedlabError(f"objective.metric={metric!r} was not logged by the sweep's runs "
                           f"(logged e.g. {mlflow_name('recall@5')} as recall@5): choose a logged metric")
-    selection = select(candidates, metric, list(cfg.objective.tie_breakers),
-                       OmegaConf.to_container(cfg.objective.constraints) or {})
+    selection = select(candidates, rule)
     print_exclusions(selection, metric)
     best = selection.best
     path = download_artifacts(run_id=best.run_id, artifact_path="config.yaml", tracking_uri=tracker.tracking_uri)

@@ -227,9 +227,10 @@ def test_an_interrupted_sweep_is_closed_and_named_on_rerun(ws, tmp_path):
     args = ["-m", "fedlab.evaluate", "--multirun", "retriever=bm25", "retriever.top_k=3,5,8,10,20",
             f"paths.data_dir={ws['data']}", f"mlflow.tracking_uri={uri}", "eval.progress=false",
             f"paths.log_dir={tmp_path / 'logs'}", "+study.name=interrupt"]
+    client = MlflowClient(uri)
+    client.search_experiments()  # the store exists before the sweep starts: two processes creating it race
     proc = subprocess.Popen([sys.executable, *args], cwd=ROOT, env=_env(), stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True)
-    client = MlflowClient(uri)
     deadline = time.time() + 300
     finished = []
     while time.time() < deadline and not finished:
@@ -257,27 +258,6 @@ def test_an_interrupted_sweep_is_closed_and_named_on_rerun(ws, tmp_path):
     assert again.returncode == 0, again.stderr[-2000:]
     assert f"previous sweep:interrupt (run {parent.info.run_id}" in again.stderr
     assert f"ended KILLED after {n_done} of 5 configs" in again.stderr
-
-
-def test_export_says_what_its_constraints_excluded():
-    from io import StringIO
-
-    from rich.console import Console
-
-    from fedlab.export import Candidate, print_exclusions, select
-
-    runs = [Candidate("a", "hybrid/minilm", {"recall@5": 0.43, "latency_p95_ms_total": 1456.0}, {}),
-            Candidate("b", "dense/minilm", {"recall@5": 0.45, "latency_p95_ms_total": 1200.0}, {}),
-            Candidate("c", "bm25", {"recall@5": 0.34, "latency_p95_ms_total": 12.0}, {}),
-            Candidate("d", "bm25/k5", {"recall@5": 0.30, "latency_p95_ms_total": 2000.0}, {})]
-    chosen = select(runs, "recall@5", [], {"latency_p95_ms_total": {"max": 1000}})
-    assert chosen.best.run_id == "c"
-    buf = StringIO()
-    print_exclusions(chosen, "recall@5", Console(file=buf, width=200))
-    text = buf.getvalue()
-    assert "excluded 3 run(s); 2 of them rank above" in text
-    assert "excluded dense/minilm (recall@5=0.4500): latency_p95_ms_total=1200 > max 1000" in text
-    assert "bm25/k5" not in text  # below the chosen run: it changed nothing
 
 
 # -- the gate ------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from omegaconf import DictConfig, OmegaConf
 
@@ -61,8 +62,9 @@ def check_settings(cfg: DictConfig) -> None:
     check_relevance(OmegaConf.select(cfg, "eval.relevance", default="meeting"))
 
 
-def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> EvaluationResult:
-    """The whole evaluation, logged as one MLflow run (a child of ``parent_run_id`` in a sweep)."""
+def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequence[str] = ()) -> EvaluationResult:
+    """The whole evaluation, logged as one MLflow run (a child of ``parent_run_id`` in a sweep,
+    named by the config keys the sweep's grid ``varying``)."""
     from rich.console import Console
 
     from fedlab.evaluation.naming import run_name
@@ -73,9 +75,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None) -> EvaluationRes
     check_settings(cfg)
     questions = load_split(cfg.dataset.path, cfg.dataset.split)
     tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # fails fast, in one line
-    from fedlab.sweep import varying_keys_for_job
-
-    name = cfg.mlflow.run_name or run_name(cfg, varying_keys_for_job())
+    name = cfg.mlflow.run_name or run_name(cfg, list(varying))
     out_dir = local_run_dir(cfg)
     resolved = OmegaConf.to_container(cfg, resolve=True)
     tags = {"dataset_hash": dataset_hash(cfg.dataset.path), "dataset_path": str(cfg.dataset.path),

@@ -1,15 +1,13 @@
-"""Sweeps: a parent MLflow run per Hydra multirun, a child run per config, and a closing report.
+"""The Hydra callback that gives a multirun its parent MLflow run and closing report.
 
-The Hydra callback creates the parent run when the multirun starts and records its id in the
-sweep directory, where every job (in this process or a joblib worker) finds it. When the
-multirun ends it ranks the children, plots recall against latency with the Pareto frontier
-highlighted, measures what the cache saved, and logs all of it to the parent run.
+It creates the parent run when the multirun starts and records its id in the sweep directory
+(:mod:`fedlab.sweeps.record`), where every job finds it. When the multirun ends it logs the
+closing report (:mod:`fedlab.sweeps.report`) to the parent run; however else it ends, the parent
+is closed KILLED or FAILED, never left RUNNING.
 """
 from __future__ import annotations
 
-import json
 import logging
-import math
 import time
 from pathlib import Path
 from typing import Any
@@ -17,93 +15,11 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from fedlab.sweeps.grid import expand, grid_size, sweep_grid, varying
+from fedlab.sweeps.record import read_parent, write_record
+from fedlab.sweeps.runs import children_of, unfinished_sweeps
+
 log = logging.getLogger(__name__)
-PARENT_FILE = "mlflow_parent_run.json"
-
-
-def _sweep_record() -> dict:
-    """What the callback recorded in the sweep directory for its jobs ({} outside a multirun)."""
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
-    try:
-        hc = HydraConfig.get()
-    except ValueError:
-        return {}
-    if hc.mode != RunMode.MULTIRUN:
-        return {}
-    path = Path(hc.sweep.dir) / PARENT_FILE
-    return json.loads(path.read_text()) if path.is_file() else {}
-
-
-def parent_run_for_job() -> str | None:
-    """The sweep's parent run id when this job is part of a multirun, else None."""
-    return _sweep_record().get("run_id")
-
-
-def varying_keys_for_job() -> list[str]:
-    """The config keys this job's sweep varies (empty outside a multirun)."""
-    return list(_sweep_record().get("varying", []))
-
-
-def sweep_grid(config: DictConfig) -> dict[str, str]:
-    """The grid a multirun expands: the study's ``hydra.sweeper.params`` with the command line's
-    overrides on top (``make sweep ARGS='retriever.top_k=5,10'`` varies top_k too; a plain
-    ``retriever=bm25`` there pins what the study varied)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    params = OmegaConf.to_container(config.hydra.sweeper.params, resolve=False) if OmegaConf.select(
-        config, "hydra.sweeper.params") else {}
-    grid = {str(k): str(v) for k, v in (params or {}).items()}
-    for override in OverridesParser.create().parse_overrides(list(config.hydra.overrides.task)):
-        grid[override.get_key_element().lstrip("+~")] = override.input_line.split("=", 1)[1]
-    return grid
-
-
-def expand(grid: dict[str, str]) -> dict[str, list[str]]:
-    """Each grid key's values (``a,b`` → [a, b]; a plain value → [value])."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
-
-    parser = OverridesParser.create()
-    out = {}
-    for key, value in grid.items():
-        override = parser.parse_overrides([f"{key}={value}"])[0]
-        out[key] = list(override.sweep_string_iterator()) if override.is_sweep_override() else [value]
-    return out
-
-
-def pareto_front(points: list[tuple[float, float]]) -> list[int]:
-    """Indexes of points not dominated by another (higher quality, lower latency)."""
-    front = []
-    for i, (q, lat) in enumerate(points):
-        dominated = any(
-            (q2 >= q and l2 <= lat) and (q2 > q or l2 < lat) for j, (q2, l2) in enumerate(points) if j != i
-        )
-        if not dominated:
-            front.append(i)
-    return front
-
-
-def grid_size(values: dict[str, list[str]]) -> int:
-    """How many configs an expanded basic-sweeper grid runs (``a,b`` × ``range(1,4)`` …)."""
-    return math.prod(len(v) for v in values.values())
-
-
-def varying(values: dict[str, list[str]]) -> list[str]:
-    return [k for k, v in values.items() if len(v) > 1]
-
-
-def unfinished_sweeps(client, experiment_id: str, study: str, exclude: str) -> list:
-    """Earlier parents of the same study that never finished (interrupted, failed, or killed)."""
-    runs = client.search_runs([experiment_id], filter_string="tags.`fedlab.sweep` = 'parent'",
-                              order_by=["attributes.start_time DESC"], max_results=50)
-    return [r for r in runs if r.info.run_id != exclude and r.info.run_name == f"sweep:{study}"
-            and r.info.status != "FINISHED"]
-
-
-def children_of(client, experiment_id: str, parent_id: str) -> list:
-    return client.search_runs([experiment_id], filter_string=f"tags.mlflow.parentRunId = '{parent_id}'",
-                              max_results=5000)
 
 
 def close_parent(client, experiment_id: str, parent_id: str, status: str) -> int:
@@ -121,7 +37,10 @@ def close_parent(client, experiment_id: str, parent_id: str, status: str) -> int
 
 class SweepCallback(Callback):
     """Opens the parent run when a multirun starts and closes it however the multirun ends:
-    FINISHED with its report, KILLED on Ctrl-C or SIGTERM, FAILED when a job raised."""
+    FINISHED with its report, KILLED on Ctrl-C or SIGTERM, FAILED when a job raised.
+
+    The report ranks by ``objective`` (the sweep's ``objective`` key) with the tie-breakers and
+    constraints of conf/export.yaml, so with the same metric its best run is export's pick."""
 
     def __init__(self, objective: str = "recall@5", latency: str = "latency_p95_ms_total") -> None:
         self.objective = objective
@@ -147,9 +66,7 @@ class SweepCallback(Callback):
                   "mlflow.note.content": f"Study `{name}` ({n_configs} configs): {purpose}",
                   "sweep.n_configs": str(n_configs)},
         )
-        sweep_dir = Path(config.hydra.sweep.dir)
-        sweep_dir.mkdir(parents=True, exist_ok=True)
-        (sweep_dir / PARENT_FILE).write_text(json.dumps({"run_id": run.info.run_id, "varying": varying(values)}))
+        write_record(Path(config.hydra.sweep.dir), run.info.run_id, varying(values))
         for key, value in grid.items():
             client.log_param(run.info.run_id, f"grid.{key}", str(value)[:6000])
         self._open = (tracker.tracking_uri, tracker.experiment_id, run.info.run_id)
@@ -220,10 +137,10 @@ class SweepCallback(Callback):
             log.warning("could not mark sweep parent run %s %s: %s", parent_id, status, type(exc).__name__)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        from fedlab.sweep_report import report_sweep
+        from fedlab.sweeps.report import report_sweep
+        from fedlab.sweeps.selection import export_rule
 
-        sweep_dir = Path(config.hydra.sweep.dir)
-        parent = json.loads((sweep_dir / PARENT_FILE).read_text())["run_id"]
+        parent = read_parent(Path(config.hydra.sweep.dir))
         report_sweep(config.mlflow.tracking_uri, config.mlflow.experiment, parent,
-                     wall_s=time.time() - self.started, objective=self.objective, latency=self.latency)
+                     wall_s=time.time() - self.started, rule=export_rule(self.objective), latency=self.latency)
         self._open = None
