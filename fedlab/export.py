@@ -92,13 +92,19 @@ def export(cfg: DictConfig) -> str:
 
 def fit_calibration(production: str, out: str, data_dir: str, method: str = "logistic") -> None:
     """Fit the agent's answerability model on the dev split with the exported pipeline."""
-    from fedlab.calibrate import main as calibrate
+    from rich.console import Console
 
-    args = ["--config", str(production), "--split", "dev", "--out", str(out), "--method", str(method),
-            "--set", f"paths.data_dir={data_dir}"]
-    if calibrate(args) != 0:
-        raise FedlabError(f"fitting the answerability model for {production} failed (see above); "
-                          "pass calibration.fit=false to export without one")
+    from fedlab.evaluation.answers.calibrate import calibrate, compose_for_agent, print_result
+
+    sets = [f"paths.data_dir={data_dir}"]
+    console = Console(stderr=True)
+    try:
+        cfg = compose_for_agent(str(production), sets, "dev")
+        result = calibrate(cfg, out=out, config_name=str(production), overrides=sets, console=console, method=method)
+    except FedlabError as exc:
+        raise FedlabError(f"fitting the answerability model for {production} failed ({exc}); "
+                          "pass calibration.fit=false to export without one") from None
+    print_result(result, console)
 
 
 def chosen_threshold(out: str) -> dict:
@@ -112,7 +118,7 @@ def chosen_threshold(out: str) -> dict:
 def calibration_ref(out: str) -> str:
     from pathlib import Path
 
-    from fedlab.calibrate import config_path
+    from fedlab.evaluation.answers.calibrate import config_path
 
     return config_path(Path(out))
 

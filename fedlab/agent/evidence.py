@@ -76,7 +76,7 @@ class Vocabulary:
         return math.log((self.n_passages + 1) / (df + 1)) / math.log(self.n_passages + 1)
 
     def to_json(self) -> dict:
-        return {"n_passages": self.n_passages, "df": self.df, "doc_types": self.doc_types, "meetings": self.meetings}
+        return {"n_passages": self.n_passages, "df": dict(sorted(self.df.items())), "doc_types": self.doc_types, "meetings": self.meetings}
 
     @classmethod
     def from_json(cls, data: dict) -> Vocabulary:

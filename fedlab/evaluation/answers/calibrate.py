@@ -20,6 +20,9 @@ from fedlab.agent.answerability import AnswerabilityModel
 from fedlab.errors import FedlabError
 
 
+METHODS = ("logistic", "platt")
+
+
 @dataclass
 class CalibrationResult:
     model: AnswerabilityModel
@@ -31,6 +34,40 @@ class CalibrationResult:
     target_precision: float
 
 
+def compose_for_agent(config: str, sets: Sequence[str], split: str):
+    """``config`` with the agent and lm groups selected (defaults added when neither names them),
+    the model switched off (the mode it is fitted in), on ``split``."""
+    from fedlab.agent.settings import compose_with_agent
+
+    return compose_with_agent(config, [*sets, "agent.calibration=null", f"dataset.split={split}"])
+
+
+def config_path(out: Path) -> str:
+    """How a config names ``out``: under the checkout via ${paths.root_dir}, else absolute."""
+    from fedlab.config import CONF_DIR
+
+    try:
+        return "${paths.root_dir}/" + out.resolve().relative_to(CONF_DIR.resolve().parent).as_posix()
+    except ValueError:
+        return str(out.resolve())
+
+
+def print_result(result: CalibrationResult, console: Console) -> None:
+    """What was fitted (stderr), then the lines that make a config use it (stdout)."""
+    model, out, target = result.model, result.out, result.target_precision
+    console.print(f"{result.n_questions} {result.split} questions ({result.n_searched} searched, {result.n_correct} "
+                  f"answered correctly with no model); answerability model -> {out}")
+    console.print(f"threshold P(answerable) >= {model.threshold:.3f} for precision {target:.2f} (out of fold): "
+                  f"answers {model.meta['oof_answered']:.2f} of the searched questions, abstains on "
+                  f"{model.meta['oof_abstention_on_unanswerable']:.2f} of the unanswerable, "
+                  f"{model.meta['oof_false_abstention']:.2f} of the answerable; AUROC answerable "
+                  f"{model.meta['oof_auroc_answerable']:.3f}, off topic {model.meta['oof_auroc_off_topic']:.3f}")
+    console.print("add to the production config (YAML), or pass the overrides:")
+    print(f"agent:\n  calibration: {config_path(out)}\n  answerability:\n    threshold: {model.threshold}\n"
+          f"    target_precision: {target}")
+    print(f"agent.calibration='{config_path(out)}' agent.answerability.threshold={model.threshold}")
+
+
 def default_out(cfg) -> Path:
     from fedlab.config import CONF_DIR
 
@@ -39,12 +76,16 @@ def default_out(cfg) -> Path:
 
 
 def calibrate(cfg, out: str | Path | None = None, target_precision: float | None = None, config_name: str = "",
-              overrides: Sequence[str] = (), console: Console | None = None) -> CalibrationResult:
+              overrides: Sequence[str] = (), console: Console | None = None,
+              method: str = "logistic") -> CalibrationResult:
     """Collect the rows on ``cfg`` (composed with the agent, ``agent.calibration=null``), fit, write.
 
     ``target_precision`` defaults to ``agent.answerability.target_precision``; ``config_name`` and
     ``overrides`` (what ``cfg`` was composed from) are recorded in the model's provenance.
+    ``method``: logistic-regression heads ("platt" is the name earlier versions used for them).
     """
+    if method not in METHODS:
+        raise FedlabError(f"calibration method {method!r}: choose one of {', '.join(METHODS)}")
     from fedlab.agent.answerability_fit import Row, fit_model
     from fedlab.agent.build import build_agent
     from fedlab.agent.evidence import Vocabulary
@@ -76,7 +117,7 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
     meta = {"split": cfg.dataset.split, "dataset_hash": dataset_hash(cfg.dataset.path),
             "corpus_hash": pipeline.corpus.content_hash,
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": config_name, "sets": list(overrides),
-            "method": "logistic"}
+            "method": "logistic"}  # every name in METHODS fits the same heads
     model = fit_model(rows, vocabulary, target, off_threshold, meta=meta)
     path = Path(out) if out else default_out(cfg)
     model.save(path)
