@@ -1,4 +1,6 @@
-"""`python -m fedlab.timeline [--json] [--corpus DIR] [--cache DIR]`: the FOMC meeting timeline.
+"""`python -m fedlab.timeline`: the FOMC meeting timeline.
+
+    python -m fedlab.timeline [--json] [--config NAME] [--set KEY=VALUE] [--corpus DIR] [--cache DIR]
 
 One row per meeting date in the corpus — scheduled or not, the target range before → after,
 the change, dissents and balance-sheet actions — read from the statements (and, where a meeting
@@ -7,31 +9,23 @@ prints one JSON document with every field and the character span it was read fro
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
-from pathlib import Path
 
-from fedlab.cli import run_exit
-
-
-def default_data_dir() -> Path:
-    """$FEDLAB_DATA_DIR, else <root>/data (as conf/paths/default.yaml has it)."""
-    from fedlab.config import project_root
-
-    data_dir = os.environ.get("FEDLAB_DATA_DIR")
-    return Path(data_dir) if data_dir else Path(project_root()) / "data"
+from fedlab.cli import ArgumentParser, add_config_args, config_from_args, corpus_dir, run_exit
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m fedlab.timeline", description=__doc__.splitlines()[0])
+def _parser() -> ArgumentParser:
+    parser = ArgumentParser(prog="python -m fedlab.timeline", description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the timeline as one JSON document")
+    add_config_args(parser, "evaluate", example="paths.data_dir=/data/fedlab")
     parser.add_argument("--corpus", default=None,
-                        help="corpus directory with docs.jsonl and manifest.json "
-                             "(default $FEDLAB_DATA_DIR/corpus/fomc, else data/corpus/fomc)")
+                        help="corpus directory with docs.jsonl and manifest.json (default: the config's corpus.dir, "
+                             "$FEDLAB_DATA_DIR/corpus/fomc or data/corpus/fomc)")
     parser.add_argument("--cache", default=None,
-                        help="artifact cache directory (default $FEDLAB_DATA_DIR/cache, else data/cache)")
+                        help="artifact cache directory (default: the config's paths.cache_dir, "
+                             "$FEDLAB_DATA_DIR/cache or data/cache)")
     return parser
 
 
@@ -45,9 +39,9 @@ def main(argv: list[str] | None = None) -> int:
     from fedlab.pipeline import load_timeline
 
     args = _parser().parse_args(argv)
-    data_dir = default_data_dir()
-    corpus = load_corpus(args.corpus if args.corpus is not None else data_dir / "corpus" / "fomc")
-    timeline = load_timeline(corpus, ArtifactCache(args.cache if args.cache is not None else data_dir / "cache"))
+    cfg = config_from_args(args)
+    corpus = load_corpus(args.corpus if args.corpus is not None else corpus_dir(cfg, args.config))
+    timeline = load_timeline(corpus, ArtifactCache(args.cache if args.cache is not None else str(cfg.paths.cache_dir)))
     if args.json:
         out = {"corpus": {"directory": str(corpus.directory), "content_hash": corpus.content_hash},
                **timeline.to_json()}
