@@ -153,7 +153,7 @@ def test_reports_written(ann_rows, embedder_results, tmp_path):
 def test_mlflow_logging(ann_rows, embedder_results, tmp_path, monkeypatch):
     from mlflow.tracking import MlflowClient
 
-    from fedlab.bench import log_to_mlflow
+    from fedlab.benchmark.run import log_to_mlflow
 
     monkeypatch.chdir(tmp_path)  # a sqlite store's default artifact root is ./mlruns
     throughput, timing = embedder_results

@@ -1,2 +1,2 @@
 """Benchmarks behind ``make bench``: ANN indexes (``ann``), embedders and the cache (``embedders``),
-and their report (``report``). ``fedlab.bench`` is the Hydra app that runs them."""
+and their report (``report``); ``run`` is the task behind ``python -m fedlab.bench``."""
