@@ -118,3 +118,9 @@ def test_the_checker_sees_real_imports(module):
     """A guard on the guard: known modules do import fedlab modules, so an empty parse would fail here."""
     path = dict(MODULES)[module]
     assert imported(path, module)
+
+
+def test_the_checker_sees_imports_inside_functions(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("def f():\n    from fedlab.evaluation.answers import calibration\n")
+    assert imported(src, "fedlab.m") == {"fedlab.evaluation.answers.calibration"}
