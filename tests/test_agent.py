@@ -13,7 +13,7 @@ from fedlab.agent.confidence import level_for
 from fedlab.agent.program import AgentProgram
 from fedlab.agent.settings import AgentSettings
 from fedlab.agent.searcher import SearchAccess, open_search
-from fedlab.agent.signatures import AssessQuery, SynthesizeAnswer
+from fedlab.lm.signatures import AssessQuery, SynthesizeAnswer
 from fedlab.agent.types import CONFIDENCE_LEVELS
 from fedlab.errors import FedlabError
 from fedlab.lm.extractive import ExtractiveBackend, assess_query

@@ -31,7 +31,7 @@ from fedlab.agent.confidence import retrieval_signals
 from fedlab.agent.evidence import QuestionTerms, Vocabulary, evidence_features, question_features, question_terms
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
-from fedlab.agent.signatures import AssessQuery, ReformulateQuery, SynthesizeAnswer
+from fedlab.lm.signatures import AssessQuery, ReformulateQuery, SynthesizeAnswer
 from fedlab.agent.types import AgentAnswer, Citation
 from fedlab.errors import FedlabError
 from fedlab.index.tokens import Tokenizer

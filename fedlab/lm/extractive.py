@@ -357,7 +357,7 @@ class FunctionBackend:
         raise TypeError(f"{type(self).__name__} must define synthesize(question, passages)")
 
     def predictor(self, signature):
-        from fedlab.agent import signatures as sig
+        from fedlab.lm import signatures as sig
 
         table = {sig.AssessQuery: assess_query, sig.ReformulateQuery: reformulate_query,
                  sig.SynthesizeAnswer: self.synthesize}

@@ -1,6 +1,7 @@
 """The agent's DSPy signatures: what each language step reads and writes.
 
-Every backend in fedlab.lm answers these same signatures — dspy.Predict for language models,
+They are the contract between the agent (fedlab.agent.program) and its answer backends: every
+backend in fedlab.lm answers these same signatures — dspy.Predict for language models,
 deterministic predictors for the extractive backend — so the program never changes with it.
 """
 from __future__ import annotations
