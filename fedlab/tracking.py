@@ -6,7 +6,6 @@ import logging
 import os
 import re
 import subprocess
-import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -259,7 +258,3 @@ class Tracker:
 
     def log_figure(self, figure: Any, artifact_file: str) -> None:
         self.mlflow.log_figure(figure, artifact_file)
-
-
-def staging_dir() -> tempfile.TemporaryDirectory:
-    return tempfile.TemporaryDirectory(prefix="fedlab-artifacts-")

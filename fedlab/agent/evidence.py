@@ -39,7 +39,6 @@ from fedlab.index.tokens import Tokenizer
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 
 TOKENS = Tokenizer()
-RAW_TOKENS = Tokenizer(lowercase=False, stopwords=False, stemming=False)
 QUESTION_FEATURES = ("vocab_share", "common_share", "unknown_share", "n_terms", "dated", "multi_meeting",
                      "names_doc_type", "other_source", "meeting_in_range")
 EVIDENCE_FEATURES = ("top_dense", "top_score", "margin", "term_coverage", "agreement", "date_coverage",

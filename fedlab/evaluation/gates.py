@@ -210,6 +210,15 @@ def _measure(cfg) -> dict[str, float]:
     return evaluate(cfg).metrics
 
 
+def _measured(cfg, names, measure: Callable | None) -> dict[str, float]:
+    """``cfg`` measured (``measure``: the evaluation), refusing when a gated metric is not among the results."""
+    metrics = (measure or _measure)(cfg)
+    unknown = [m for m in names if m not in metrics]
+    if unknown:
+        raise FedlabError(f"gate metric(s) {', '.join(unknown)} not measured: use names such as recall@5, mrr@10")
+    return metrics
+
+
 def _checked_data(cfg, record: GateRecord | None, path, allow_data_change: bool) -> tuple[DataVersion, str | None]:
     """Today's data version, after the checks (DataChanged), or with why it differs when allowed."""
     now = data_version(cfg)
@@ -225,10 +234,7 @@ def run_gate(cfg, record: GateRecord, record_path: str | Path, overrides: list[s
     against the record."""
     gates = expectations(record, list(overrides))
     now, why = _checked_data(cfg, record, record_path, allow_data_change)
-    metrics = (measure or _measure)(cfg)
-    unknown = [m for m in gates if m not in metrics]
-    if unknown:
-        raise FedlabError(f"gate metric(s) {', '.join(unknown)} not measured: use names such as recall@5, mrr@10")
+    metrics = _measured(cfg, gates, measure)
     results = [GateResult(m, float(metrics[m]), *gate) for m, gate in gates.items()]
     return GateOutcome(results, now, why)
 
@@ -240,10 +246,7 @@ def record_gates(cfg, template: GateRecord, path: str | Path, header: str = "", 
     from fedlab.io import write_text
 
     now, _ = _checked_data(cfg, None, path, allow_data_change)
-    metrics = (measure or _measure)(cfg)
-    unknown = [m for m in template.expected if m not in metrics]
-    if unknown:
-        raise FedlabError(f"gate metric(s) {', '.join(unknown)} not measured: use names such as recall@5, mrr@10")
+    metrics = _measured(cfg, template.expected, measure)
     record = GateRecord(now.split, now.corpus_hash, now.dataset_hash, template.tolerance,
                         {m: round(float(metrics[m]), RECORD_DECIMALS) for m in template.expected},
                         dict(template.tolerances))
@@ -269,7 +272,7 @@ def print_gates(outcome: GateOutcome, path: Path) -> None:
         print(f"note: gated anyway (--allow-data-change): {outcome.data_differs}", file=sys.stderr)
     for r in outcome.stale:
         print(f"record stale: {r.metric} = {r.measured:.4f} is above expected {r.expected:.4f} + tolerance "
-              f"{r.tolerance:g}: re-record the gates (`python -m fedlab.gate --record`)")
+              f"{r.tolerance:g}: {RERECORD}")
     for r in outcome.failed:
         print(f"gate failed: {r.metric} = {r.measured:.4f} is below its threshold {r.threshold:.4f} "
               f"(expected {r.expected:.4f} - tolerance {r.tolerance:g})", file=sys.stderr)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from fedlab.errors import FedlabError
 from fedlab.sweeps.runs import ChildRun
@@ -49,9 +48,9 @@ def export_rule(metric: str | None = None) -> Rule:
     its metric when given."""
     from omegaconf import OmegaConf
 
-    from fedlab.config import project_root
+    from fedlab.config import CONF_DIR
 
-    rule = Rule.from_config(OmegaConf.load(Path(project_root()) / "conf" / "export.yaml").objective)
+    rule = Rule.from_config(OmegaConf.load(CONF_DIR / "export.yaml").objective)
     return Rule(metric, rule.tie_breakers, rule.constraints, rule.split) if metric else rule
 
 
