@@ -13,6 +13,7 @@ ifneq ($(FEDLAB_MIRROR),)
 export FEDLAB_MIRROR
 endif
 JOBS ?= 1
+LAUNCHER ?= local
 export MLFLOW_DISABLE_TELEMETRY ?= true
 export RAGAS_DO_NOT_TRACK ?= true
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
@@ -20,13 +21,14 @@ export ANONYMIZED_TELEMETRY ?= False
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: install data test test-all bench sweep export gate ui ask clean help
+.PHONY: install data test test-all bench sweep launcher export gate ui ask clean help
 
 help:
 	@echo "make install   create .venv (Python 3.11) with torch CPU and fedlab[dev] under constraints.txt"
 	@echo "make data      build the FOMC corpus (FEDLAB_MIRROR=DIR reads a saved copy of the site)"
 	@echo "make test      run the test suite"
-	@echo "make sweep     the main job: run a study (STUDY=default|ann|embedders, JOBS=2 for parallel jobs)"
+	@echo "make sweep     the main job: run a study (STUDY=default|tpe|ann|embedders|..., JOBS=2 for parallel jobs,"
+	@echo "               LAUNCHER=ray|slurm|slurm_local to run its configs on a cluster)"
 	@echo "make export    best run of the latest sweep -> conf/production.yaml"
 	@echo "make gate      evaluate conf/production.yaml on the test split against conf/gates.yaml"
 	@echo "make ui        MLflow UI on 127.0.0.1:5000"
@@ -40,6 +42,9 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/pip install --quiet --upgrade "pip>=24"
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -c constraints.txt -e '.[dev]'
+	# hydra-ray-launcher declares cloudpickle<3, which dspy's >=3.1.2 excludes; its own deps are in
+	# pyproject.toml, and the pin only matters for its AWS path (constraints.txt says why).
+	$(BIN)/pip install --quiet --no-deps -c constraints.txt hydra-ray-launcher==1.2.2
 	touch $(STAMP)
 
 # `make data` always re-checks the site (a cached re-run fetches nothing); the other targets
@@ -61,9 +66,18 @@ bench: $(STAMP) $(CORPUS)
 	$(PYTHON) -m fedlab.bench
 
 # The main job: run a study (conf/experiment/$(STUDY).yaml) as a Hydra multirun logged to MLflow.
-sweep: $(STAMP) $(CORPUS)
-	$(PYTHON) -m fedlab.evaluate -m experiment=$(STUDY) \
-	  $(if $(filter-out 1,$(JOBS)),hydra/launcher=joblib hydra.launcher.n_jobs=$(JOBS)) $(ARGS)
+# LAUNCHER: local (one process; JOBS=2 runs configs in parallel joblib workers), ray (a Ray cluster:
+# RAY_ADDRESS, or a local one started for the run), slurm (a SLURM job array), slurm_local (the same
+# jobs through submitit's local executor). conf/hydra/launcher/ says what the jobs must share.
+LAUNCH_local = $(if $(filter-out 1,$(JOBS)),hydra/launcher=joblib hydra.launcher.n_jobs=$(JOBS))
+LAUNCH_ray = hydra/launcher=ray_cluster
+LAUNCH_slurm = hydra/launcher=slurm
+LAUNCH_slurm_local = hydra/launcher=slurm_local
+launcher:
+	@case "$(LAUNCHER)" in local|ray|slurm|slurm_local) ;; *) \
+	  echo "error: LAUNCHER=$(LAUNCHER) is not a launcher: use LAUNCHER=local, ray, slurm or slurm_local" >&2; exit 2;; esac
+sweep: launcher $(STAMP) $(CORPUS)
+	$(PYTHON) -m fedlab.evaluate -m experiment=$(STUDY) $(LAUNCH_$(LAUNCHER)) $(ARGS)
 
 # Best run of the latest sweep -> conf/production.yaml
 export: $(STAMP)

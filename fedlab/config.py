@@ -22,6 +22,10 @@ def project_root() -> str:
 def register_resolvers() -> None:
     if not OmegaConf.has_resolver("fedlab_root"):
         OmegaConf.register_new_resolver("fedlab_root", project_root)
+    if not OmegaConf.has_resolver("fedlab_job_env"):
+        from fedlab.env import job_env
+
+        OmegaConf.register_new_resolver("fedlab_job_env", job_env)
 
 
 register_resolvers()

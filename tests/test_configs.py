@@ -23,7 +23,9 @@ PRIMARY = {"evaluate": "evaluate", "export": "export", "ingest": "ingest", "benc
 NOT_COMPOSED = {"gates"}  # thresholds read by `make gate`, not a Hydra config
 STUDIES = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
 # How many configs each study runs (the README quotes these).
-STUDY_SIZES = {"default": 72, "ann": 10, "embedders": 8, "meeting_aware": 16, "pipeline_choices": 192, "smoke": 2}
+STUDY_SIZES = {"default": 72, "ann": 10, "embedders": 8, "meeting_aware": 16, "pipeline_choices": 192, "smoke": 2,
+               "tpe": 72}  # tpe: the size of the space its sampler searches (it runs n_trials of it)
+LAUNCHERS = sorted(p.stem for p in (CONF / "hydra" / "launcher").glob("*.yaml"))
 
 
 def _compose(name: str, overrides: list[str] = ()):
@@ -124,3 +126,22 @@ def test_studies_extend_the_base_study():
         assert text.startswith("# @package _global_"), study
         assert "  - base/" in text, study
         assert "/evaluate" not in text  # the study is composed into conf/evaluate.yaml, not the reverse
+
+
+def test_a_search_study_searches_the_space_of_the_grid_it_is_compared_with():
+    """STUDY=tpe against STUDY=default: the same keys and values (the search writes a null as
+    the option's own "off" value: statement_quota 0, length_norm none)."""
+    search = _compose("evaluate", ["experiment=tpe"])
+    grid = _compose("evaluate", [f"experiment={search.study.compare_with}"])
+    off = {"null": "off", "0": "off", "none": "off"}
+    as_set = lambda values: {k: {off.get(v, v) for v in vs} for k, vs in values.items()}  # noqa: E731
+    assert as_set(expand(sweep_grid(search))) == as_set(expand(sweep_grid(grid)))
+    assert search.hydra.sweeper.direction == "maximize" and search.hydra.sweeper.n_trials < STUDY_SIZES["default"]
+
+
+@pytest.mark.parametrize("launcher", LAUNCHERS)
+def test_each_launcher_config_composes_onto_a_study(launcher):
+    cfg = _compose("evaluate", ["experiment=smoke", f"hydra/launcher={launcher}"])
+    assert cfg.hydra.runtime.choices["hydra/launcher"] == launcher
+    target = OmegaConf.select(cfg, "hydra.launcher._target_")
+    assert callable(_imports(target)), target

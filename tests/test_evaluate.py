@@ -2,22 +2,18 @@
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 import yaml
-from clirun import cli_env, run_python
+from clirun import run_python
+from servers import mlflow_server
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTRACT = ["recall@1", "recall@3", "recall@5", "recall@10", "mrr@10", "ndcg@10",
             "hit@1", "hit@3", "hit@5", "hit@10", "doc_recall@1", "doc_recall@3", "doc_recall@5", "doc_recall@10"]
 
 
-_env = cli_env
 _run = run_python
 
 
@@ -132,33 +128,11 @@ def test_sweep_export_gate(workspace, tmp_path):
     assert "Traceback" not in failing.stderr
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_real_mlflow_server_as_tracking_uri(workspace, tmp_path):
     """MLFLOW_TRACKING_URI pointing at a team's server: here a real `mlflow server` on loopback."""
     from mlflow.tracking import MlflowClient
 
-    port = _free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--host", "127.0.0.1", "--port", str(port),
-         "--backend-store-uri", f"sqlite:///{tmp_path / 'server.db'}", "--artifacts-destination",
-         str(tmp_path / "artifacts"), "--workers", "1"],
-        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )
-    uri = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 120
-        while time.time() < deadline:
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1):
-                    break
-            except OSError:
-                assert server.poll() is None, server.stderr.read()[-2000:]
-                time.sleep(0.5)
+    with mlflow_server(tmp_path) as uri:
         proc = _run(["-m", "fedlab.evaluate", "retriever=bm25", f"paths.data_dir={workspace['data']}",
                      "eval.progress=false", "mlflow.run_name=via-server"], env={"MLFLOW_TRACKING_URI": uri})
         assert proc.returncode == 0, proc.stderr[-3000:]
@@ -166,6 +140,3 @@ def test_a_real_mlflow_server_as_tracking_uri(workspace, tmp_path):
         runs = client.search_runs([client.get_experiment_by_name("fedlab").experiment_id])
         assert [r.info.run_name for r in runs] == ["via-server"]
         assert "per_question.jsonl" in {a.path for a in client.list_artifacts(runs[0].info.run_id)}
-    finally:
-        server.terminate()
-        server.wait(timeout=30)

@@ -35,6 +35,16 @@ def close_parent(client, experiment_id: str, parent_id: str, status: str) -> int
     return finished
 
 
+def planned_configs(config: DictConfig, grid_configs: int) -> tuple[int, str]:
+    """How many configs the sweep will run, and how it picks them: the whole grid, or a sampler's
+    ``n_trials`` (the Optuna sweeper)."""
+    n_trials = OmegaConf.select(config, "hydra.sweeper.n_trials", default=None)
+    if n_trials is None:
+        return grid_configs, "grid"
+    target = str(OmegaConf.select(config, "hydra.sweeper.sampler._target_", default="optuna"))
+    return int(n_trials), target.rsplit(".", 1)[-1]
+
+
 class SweepCallback(Callback):
     """Opens the parent run when a multirun starts and closes it however the multirun ends:
     FINISHED with its report, KILLED on Ctrl-C or SIGTERM, FAILED when a job raised.
@@ -57,14 +67,14 @@ class SweepCallback(Callback):
         purpose = str(study.get("purpose", "")).strip()
         grid = sweep_grid(config)
         values = expand(grid)
-        n_configs = grid_size(values)
+        n_configs, search = planned_configs(config, grid_size(values))
         tracker = Tracker(config.mlflow.tracking_uri, config.mlflow.experiment)
         client = tracker.mlflow.MlflowClient()
         run = client.create_run(
             tracker.experiment_id, run_name=f"sweep:{name}",
             tags={"fedlab.sweep": "parent", "git_commit": git_commit(), "study.purpose": purpose[:4000],
                   "mlflow.note.content": f"Study `{name}` ({n_configs} configs): {purpose}",
-                  "sweep.n_configs": str(n_configs)},
+                  "sweep.n_configs": str(n_configs), "sweep.search": search},
         )
         write_record(Path(config.hydra.sweep.dir), run.info.run_id, varying(values))
         for key, value in grid.items():
@@ -141,6 +151,23 @@ class SweepCallback(Callback):
         from fedlab.sweeps.selection import export_rule
 
         parent = read_parent(Path(config.hydra.sweep.dir))
+        grid_study = OmegaConf.select(config, "study.compare_with", default=None)
+        if grid_study:  # before the report closes the parent run
+            self._compare_with_grid(config, parent, str(grid_study))
         report_sweep(config.mlflow.tracking_uri, config.mlflow.experiment, parent,
                      wall_s=time.time() - self.started, rule=export_rule(self.objective), latency=self.latency)
         self._open = None
+
+    def _compare_with_grid(self, config: DictConfig, parent: str, grid_study: str) -> None:
+        from fedlab.sweeps.search import comparison_markdown, report_search
+        from fedlab.tracking import Tracker
+
+        tracker = Tracker(config.mlflow.tracking_uri, config.mlflow.experiment)
+        name = str(OmegaConf.select(config, "study.name", default="search"))
+        cmp = report_search(tracker.mlflow.MlflowClient(), tracker.experiment_id, parent, name, grid_study,
+                            self.objective)
+        if cmp is None:
+            log.warning("no finished sweep:%s to compare sweep:%s with: run `make sweep STUDY=%s` first",
+                        grid_study, name, grid_study)
+        else:
+            log.info("%s", comparison_markdown(cmp))
