@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import secrets
 import shutil
 import socket
 import subprocess
@@ -13,7 +14,8 @@ from pathlib import Path
 from clirun import cli_env
 
 
-RAY_CLIENT_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token"}
+# The test cluster's token, in the environment of the nodes and of the clients (never in ~/.ray).
+RAY_CLIENT_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
 
 
 def free_port() -> int:
@@ -61,8 +63,7 @@ def _ray(*args: str, env: dict) -> subprocess.CompletedProcess:
 @contextlib.contextmanager
 def ray_cluster(workers: int = 2):
     """A real Ray cluster on 127.0.0.1: a head node and ``workers - 1`` more nodes, one CPU each,
-    started with the `ray` CLI as an operator would, with token authentication (the token in
-    ~/.ray/auth_token); yields its address. Clients need ``RAY_CLIENT_ENV`` besides RAY_ADDRESS."""
+    started with the `ray` CLI as an operator would, with token authentication; yields its address. Clients need ``RAY_CLIENT_ENV`` besides RAY_ADDRESS."""
     temp_dir = tempfile.mkdtemp(prefix="ray", dir="/tmp")  # Ray's socket paths must stay short
     env = cli_env(RAY_CLIENT_ENV)
     port = free_port()
