@@ -3,10 +3,9 @@
 It answers the agent's DSPy signatures (by their steps, fedlab.lm.steps) with plain functions
 wrapped as predictors that take the signature's input fields and return a Prediction with its
 output fields — the same contract ``dspy.Predict(signature)`` honours, so the program runs
-unchanged, and without importing DSPy. A custom
-DSPy LM engine would instead have to read the fields back out of the chat adapter's prompt
-text and write its reply in that format: a second parser of DSPy's private prompt layout, for
-no gain, since nothing here is a language model. CI and offline sweeps use this backend.
+unchanged, without importing DSPy. A custom DSPy LM engine would instead have to read the fields
+back out of the chat adapter's prompt text and write its reply in that format: a second parser of
+DSPy's private prompt layout, for no gain, since nothing here is a language model. CI and offline sweeps use this backend.
 
 - assess_query: dates from the deterministic parser (fedlab.retrieval.dates); intent from a
   small keyword model — fomc when a content word is in the FOMC/monetary/economy vocabulary
