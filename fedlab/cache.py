@@ -105,12 +105,15 @@ class ArtifactCache:
         return final
 
     # -- query vectors: many tiny artifacts, one .npz each ----------------------------------
+    def query_vector_path(self, embedder_fp: str, text: str) -> Path:
+        key = content_key(embedder_fp, text)
+        return self.root / "query_embeddings" / key[:2] / f"{key}.npz"
+
     def query_vector(self, embedder_fp: str, text: str, embed: Callable[[str], np.ndarray]) -> tuple[np.ndarray, bool]:
         """The query's vector and whether it came from the cache. Any file that cannot be read
         back as a vector (truncated, empty, not numpy) is damaged: it is recomputed and replaced.
         Timing is the caller's business: a cached vector carries no latency."""
-        key = content_key(embedder_fp, text)
-        path = self.root / "query_embeddings" / key[:2] / f"{key}.npz"
+        path = self.query_vector_path(embedder_fp, text)
         if path.is_file():
             try:
                 with np.load(path, allow_pickle=False) as data:

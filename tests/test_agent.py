@@ -4,7 +4,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-import dspy
 import pytest
 
 from fedlab.agent.build import build_agent
@@ -13,7 +12,7 @@ from fedlab.agent.confidence import level_for
 from fedlab.agent.program import AgentProgram
 from fedlab.agent.settings import AgentSettings
 from fedlab.agent.searcher import SearchAccess, open_search
-from fedlab.lm.signatures import AssessQuery, SynthesizeAnswer
+from fedlab.lm.steps import ASSESS_QUERY, STEPS, SYNTHESIZE_ANSWER, step_named
 from fedlab.agent.types import CONFIDENCE_LEVELS
 from fedlab.errors import FedlabError
 from fedlab.lm.extractive import ExtractiveBackend, assess_query
@@ -127,7 +126,7 @@ class _AdversarialBackend(ExtractiveBackend):
     """Answers with markers that point outside the context or at nothing."""
 
     def predictor(self, signature):
-        if signature is SynthesizeAnswer:
+        if step_named(signature) is SYNTHESIZE_ANSWER:
             from fedlab.lm.extractive import SignaturePredictor
 
             return SignaturePredictor(signature, lambda question, passages: {
@@ -145,7 +144,7 @@ def test_program_drops_markers_outside_the_context(search):
 def test_answer_with_no_valid_citation_abstains(search):
     class Uncited(ExtractiveBackend):
         def predictor(self, signature):
-            if signature is SynthesizeAnswer:
+            if step_named(signature) is SYNTHESIZE_ANSWER:
                 from fedlab.lm.extractive import SignaturePredictor
 
                 return SignaturePredictor(signature, lambda question, passages: {"answer": "Rates were 9%."})
@@ -156,10 +155,12 @@ def test_answer_with_no_valid_citation_abstains(search):
 
 
 def test_extractive_predictors_honour_the_signatures():
-    predict = ExtractiveBackend().predictor(AssessQuery)
+    from fedlab.lm.signatures import AssessQuery
+
+    predict = ExtractiveBackend().predictor(ASSESS_QUERY)
     out = predict(question="What did the FOMC decide in March 2020?", today="2025-12-31", event="")
-    assert isinstance(out, dspy.Prediction)
     assert set(out.keys()) == set(AssessQuery.output_fields)
+    assert ExtractiveBackend().predictor(AssessQuery).step is ASSESS_QUERY  # a signature names its step
     assert (out.intent, out.date_from, out.date_to, out.scope) == ("fomc", "2020-03-01", "2020-03-31", "month")
     # an event resolved over the timeline is the question's range (the LM sees the same line)
     event = "2022-03-16..2022-03-16 meeting: first raise of the tightening cycle → 2022-03-16"
@@ -168,6 +169,21 @@ def test_extractive_predictors_honour_the_signatures():
     assert (out.intent, out.date_from, out.date_to, out.scope) == ("fomc", "2022-03-16", "2022-03-16", "meeting")
     with pytest.raises(TypeError):
         predict(question="x")
+
+
+def test_steps_are_the_dspy_signatures():
+    """The DSPy-free steps the program asks for name the signatures LM backends predict, field for field."""
+    import dspy
+
+    from fedlab.lm.base import DspyBackend
+    from fedlab.lm.signatures import SIGNATURES, signature_for
+
+    assert [s.name for s in STEPS] == list(SIGNATURES)
+    for step in STEPS:
+        sig = signature_for(step)
+        assert (tuple(sig.input_fields), tuple(sig.output_fields)) == (step.inputs, step.outputs)
+        predictor = DspyBackend(lm=None).predictor(step)
+        assert isinstance(predictor, dspy.Predict) and predictor.signature.instructions == sig.instructions
 
 
 @pytest.mark.parametrize("question,intent", [

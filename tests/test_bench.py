@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -166,3 +167,36 @@ def test_mlflow_logging(ann_rows, embedder_results, tmp_path, monkeypatch):
     assert run.data.params["corpus_hash"] == "x"
     artifacts = {a.path for a in MlflowClient(tracking_uri=uri).list_artifacts(run_id)}
     assert {"ann_benchmark.md", "ann_benchmark.json", "recall_vs_latency.png"} <= artifacts
+
+
+def test_cold_start_asks_new_questions_and_reports_the_floor(cfg, tmp_path):
+    """The cold-ask section with a recorded runner (fresh processes are the benchmark's, not a test's):
+    every round asks a question not asked before, the repeated one is the warmed-up one, and the
+    report divides by the import floor."""
+    from fedlab.benchmark.cold_start import CASES, measure_cold_start, timed_run
+    from fedlab.benchmark.report import cold_start_section
+
+    node = OmegaConf.merge(cfg.cold_start, {"repeats": 3})
+    ran, cached = [], set()
+    seconds = {"import sentence_transformers, torch, dspy, faiss": 8.0, "import fedlab.ask": 0.5}
+
+    def run(cmd, cwd):
+        ran.append(cmd)
+        if "fedlab.ask" in cmd and "-m" in cmd:
+            cached.add(cmd[-1])
+            return 2.0
+        return seconds[cmd[-1]]
+
+    result = measure_cold_start(node, tmp_path, run=run, cached=cached.__contains__)
+    asked = [cmd[-1] for cmd in ran if "-m" in cmd]
+    new = [q for q in asked if q != node.question]
+    assert asked[0] == node.question and len(new) == len(set(new)) == 3
+    assert result.new_misses == result.new_asked == 3
+    assert set(result.seconds) == set(CASES) and all(len(v) == 3 for v in result.seconds.values())
+    assert result.median("floor") == 8.0 and result.ratio("new") == 0.25
+    text = "\n".join(cold_start_section(result))
+    assert "## Cold ask" in text and "| new question |" in text and "0.25" in text
+    assert BenchResult({}, [], cold_start=result).extra()["cold_start"]["median_s"]["import"] == 0.5
+    assert timed_run([sys.executable, "-c", "pass"], tmp_path) > 0
+    with pytest.raises(FedlabError, match="exited 3"):
+        timed_run([sys.executable, "-c", "import sys; sys.exit(3)"], tmp_path)

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hydra.utils import instantiate
 from omegaconf import OmegaConf
+from rank_bm25 import BM25L, BM25Okapi, BM25Plus
 
 from fedlab.errors import FedlabError
 from fedlab.index import load_index
-from fedlab.index.bm25 import BM25Index
+from fedlab.index.bm25 import BM25Index, counted_bm25
 from fedlab.index.tokens import Tokenizer, stem
 from fedlab.index.filter import MetadataFilter
 
@@ -151,3 +153,18 @@ def test_config_instantiates():
     index = instantiate(cfg)
     assert isinstance(index, BM25Index)
     assert {k for k in cfg if k != "_target_"} == set(index.params())
+
+
+@pytest.mark.parametrize("cls,kwargs", [(BM25Okapi, {"k1": 1.2, "b": 0.7, "epsilon": 0.3}), (BM25Plus, {}),
+                                        (BM25L, {"k1": 1.5, "b": 0.75, "delta": 0.4})])
+def test_counted_bm25_is_rank_bm25_exactly(cls, kwargs):
+    """The fast load (Counter-based term counts) gives rank-bm25's statistics and scores, bit for bit."""
+    rng = np.random.default_rng(0)
+    words = [f"w{i}" for i in range(60)]
+    docs = [[words[j] for j in rng.zipf(1.3, size=rng.integers(1, 40)) % 60] for _ in range(300)]
+    fast, slow = counted_bm25(cls, docs, **kwargs), cls(docs, **kwargs)
+    assert fast.idf == slow.idf and list(fast.idf) == list(slow.idf)
+    assert [dict(c) for c in fast.doc_freqs] == slow.doc_freqs and fast.avgdl == slow.avgdl
+    for _ in range(20):
+        query = list(rng.choice(words + ["unseen"], size=rng.integers(1, 6)))
+        assert np.array_equal(fast.get_scores(query), slow.get_scores(query))

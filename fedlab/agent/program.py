@@ -1,5 +1,7 @@
 """The agent: assess_query → search → evaluate_confidence → (reformulate_query → search)* →
-synthesize_answer → validate_citations, as one DSPy module.
+synthesize_answer → validate_citations: a DSPy-style program (``forward`` over one predictor per
+step) that is itself plain Python — DSPy is imported only by a language-model backend's
+predictors (fedlab.lm.base.DspyBackend), so the extractive backend answers without it.
 
 Decisions (FedQuery's workflow, made explicit):
 - a question dated wholly outside the documents' meetings is answered with their coverage (a fact,
@@ -22,8 +24,6 @@ import time
 from dataclasses import dataclass, field
 from datetime import date
 
-import dspy
-
 from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import AnswerabilityModel, Outcome
 from fedlab.agent.confidence import combine, level_for
@@ -31,7 +31,7 @@ from fedlab.agent.confidence import retrieval_signals
 from fedlab.agent.evidence import QuestionTerms, Vocabulary, evidence_features, question_features, question_terms
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
-from fedlab.lm.signatures import AssessQuery, ReformulateQuery, SynthesizeAnswer
+from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
 from fedlab.agent.types import AgentAnswer, Citation
 from fedlab.errors import FedlabError
 from fedlab.index.tokens import Tokenizer
@@ -103,11 +103,11 @@ def format_passage(n: int, title: str, meeting_date: str, section: str | None, t
     return f"[Source {n}] {title}, {meeting_date}{where}\n{text}"
 
 
-class AgentProgram(dspy.Module):
+class AgentProgram:
     """Answer FOMC questions with citations grounded in the retrieved passages.
 
     search: a SearchAccess (fedlab.agent.searcher); backend: an `lm` config object with
-    ``predictor(signature)``, ``context()``, ``usage_mark()``/``usage_since()``; model: the
+    ``predictor(step)`` (a fedlab.lm.steps.Step), ``context()``, ``usage_mark()``/``usage_since()``; model: the
     answerability model (None: unmodelled); vocabulary: the corpus vocabulary the features are
     computed with when there is no model (fitting one).
     """
@@ -115,16 +115,18 @@ class AgentProgram(dspy.Module):
     def __init__(self, search: SearchAccess, backend, settings: AgentSettings | None = None,
                  model: AnswerabilityModel | None = None, today: str | None = None,
                  vocabulary: Vocabulary | None = None):
-        super().__init__()
         self.search_access = search
         self.backend = backend
         self.settings = settings or AgentSettings()
         self.model = model
         self.vocabulary = model.vocabulary if model is not None else vocabulary
         self.today = self.settings.today or today or date.today().isoformat()
-        self.assess_query = backend.predictor(AssessQuery)
-        self.reformulate_query = backend.predictor(ReformulateQuery)
-        self.synthesize_answer = backend.predictor(SynthesizeAnswer)
+        self.assess_query = backend.predictor(ASSESS_QUERY)
+        self.reformulate_query = backend.predictor(REFORMULATE_QUERY)
+        self.synthesize_answer = backend.predictor(SYNTHESIZE_ANSWER)
+
+    def __call__(self, question: str) -> AgentAnswer:
+        return self.forward(question)
 
     @property
     def threshold(self) -> float | None:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from fedlab import io
 from fedlab.benchmark.ann import AnnRow
+from fedlab.benchmark.cold_start import ColdStart
 from fedlab.benchmark.embedders import CacheTiming, ThroughputRow
 
 # Parameters shown in the tables (the JSON rows carry all of them).
@@ -36,6 +37,7 @@ class BenchResult:
     throughput: list[ThroughputRow] = field(default_factory=list)
     cache: CacheTiming | None = None
     k: int = 5
+    cold_start: ColdStart | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -47,7 +49,8 @@ class BenchResult:
 
     def extra(self) -> dict:
         return {"context": self.context, "throughput": [t.to_json() for t in self.throughput],
-                "cache": self.cache.to_json() if self.cache else None}
+                "cache": self.cache.to_json() if self.cache else None,
+                "cold_start": self.cold_start.to_json() if self.cold_start else None}
 
 
 def shown_params(row: AnnRow) -> str:
@@ -189,7 +192,32 @@ def markdown(result: BenchResult) -> str:
                       [[c.embedder, str(c.chunks), _f(c.miss_s, 2), _f(c.hit_s, 4), f"{c.miss_over_hit:,.0f}"]]),
             "",
         ]
+    out += cold_start_section(result.cold_start)
     return "\n".join(out).rstrip() + "\n"
+
+
+def cold_start_section(c: ColdStart | None) -> list[str]:
+    if c is None:
+        return []
+    n = len(c.seconds["new"])
+    rows = [["import floor", f"`python -c \"import {', '.join(c.floor_modules)}\"`"],
+            ["`import fedlab.ask`", "`python -c \"import fedlab.ask\"`"],
+            ["new question", f"`python -m fedlab.ask --config {c.config} --json \"…\"`, a question not asked before"],
+            ["repeated question", "the same command, a question asked before (query vector cached)"]]
+    body = [[label, what, _f(c.median(case), 2), f"{c.ratio(case):.2f}"]
+            for (label, what), case in zip(rows, ("floor", "import", "new", "repeated"))]
+    return [
+        "## Cold ask",
+        "",
+        f"Wall time of fresh Python processes, median of {n} rounds (the cases run in turn in each round, "
+        f"under similar load). The import floor is what the old ask path imported before answering anything; "
+        f"a new question is `{c.question}` with a per-run tag appended, so that its query vector is not cached: "
+        f"{c.new_misses} of {c.new_asked} were computed by the timed process (checked in the query cache "
+        f"before and after). `× floor` divides by the import floor.",
+        "",
+        _md_table(["case", "command", "median s", "× floor"], body),
+        "",
+    ]
 
 
 def _observations(result: BenchResult) -> list[str]:

@@ -1,5 +1,5 @@
 """The benchmark run behind `python -m fedlab.bench` (make bench): ANN indexes, embedder
-throughput, embedding cache.
+throughput, embedding cache, cold ask.
 
 Indexes are compared on the corpus's real chunk embeddings (read through the pipeline's cache,
 so nothing is re-embedded when cached) and on random unit vectors of the same shape. Results go
@@ -74,6 +74,8 @@ def log_to_mlflow(result, params: dict, experiment: str, tracking_uri: str | Non
         metrics[f"throughput.{t.embedder}.passages_per_s"] = t.passages_per_s
         if t.ratio_vs_reference is not None:
             metrics[f"throughput.{t.embedder}.ratio_vs_reference"] = t.ratio_vs_reference
+    if result.cold_start:
+        metrics.update({f"cold_start.{case}_s": result.cold_start.median(case) for case in result.cold_start.seconds})
     if result.cache:
         metrics.update({"cache.miss_s": result.cache.miss_s, "cache.hit_s": result.cache.hit_s,
                         "cache.miss_over_hit": result.cache.miss_over_hit})
@@ -174,6 +176,25 @@ def measure(cfg: DictConfig, real: RealData, console):
     return rows, throughput, timing
 
 
+def cold_ask(cfg: DictConfig, console):
+    """The cold-ask section (fedlab.benchmark.cold_start); None when switched off or its config
+    cannot be asked (said on the console)."""
+    if not cfg.cold_start.enabled:
+        return None
+    from pathlib import Path
+
+    from fedlab.benchmark.cold_start import measure_cold_start, summary
+
+    console.print(f"cold ask: {int(cfg.cold_start.repeats)} rounds of fresh processes …")
+    try:
+        result = measure_cold_start(cfg.cold_start, Path(cfg.paths.root_dir))
+    except FedlabError as exc:
+        console.print(f"cold ask skipped: {exc}")
+        return None
+    console.print(summary(result))
+    return result
+
+
 def context(cfg: DictConfig, real: RealData, load_start: float) -> dict:
     from fedlab.tracking import git_commit
 
@@ -216,8 +237,9 @@ def run(cfg: DictConfig) -> BenchResult:
     check_embedder_names(cfg)
     real = load_real(cfg, console)
     rows, throughput, timing = measure(cfg, real, console)
+    cold = cold_ask(cfg, console)
     ctx = context(cfg, real, load_start)
-    result = BenchResult(ctx, rows, throughput, timing, k=int(cfg.ann.k))
+    result = BenchResult(ctx, rows, throughput, timing, k=int(cfg.ann.k), cold_start=cold)
     io.write_text(cfg.report, markdown(result))
     print_summary(console, result, cfg.throughput.reference)
     console.print(f"report: {cfg.report}")

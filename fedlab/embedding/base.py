@@ -82,6 +82,11 @@ class Embedder(ABC):
         self.ensure_loaded()
         return _normalise(self._encode([text], is_query=True))[0]
 
+    def query_embedder(self, cache) -> "Embedder":
+        """What embeds this model's queries, given the artifact cache: itself, unless a backend
+        serves them another way (fedlab.embedding.onnx_query)."""
+        return self
+
     def token_spans(self, text: str) -> list[tuple[int, int]]:
         """Character spans of the tokens the model's tokenizer makes of ``text`` (no special
         tokens, no prefix, no truncation)."""

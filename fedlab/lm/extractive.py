@@ -1,11 +1,11 @@
 """The extractive backend: deterministic answers built from the retrieved sentences, no language model.
 
-It answers the agent's DSPy signatures with plain functions wrapped as predictors that take the
-signature's input fields and return a ``dspy.Prediction`` with its output fields — the same
-contract ``dspy.Predict(signature)`` honours, so the program's modules run unchanged. A custom
-DSPy LM engine would instead have to read the fields back out of the chat adapter's prompt
-text and write its reply in that format: a second parser of DSPy's private prompt layout, for
-no gain, since nothing here is a language model. CI and offline sweeps use this backend.
+It answers the agent's DSPy signatures (by their steps, fedlab.lm.steps) with plain functions
+wrapped as predictors that take the signature's input fields and return a Prediction with its
+output fields — the same contract ``dspy.Predict(signature)`` honours, so the program runs
+unchanged, without importing DSPy. A custom DSPy LM engine would instead have to read the fields
+back out of the chat adapter's prompt text and write its reply in that format: a second parser of
+DSPy's private prompt layout, for no gain, since nothing here is a language model. CI and offline sweeps use this backend.
 
 - assess_query: dates from the deterministic parser (fedlab.retrieval.dates); intent from a
   small keyword model — fomc when a content word is in the FOMC/monetary/economy vocabulary
@@ -55,6 +55,7 @@ from typing import Callable, Iterator
 from fedlab.index.tokens import Tokenizer, stem
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
+from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 TOKENS = Tokenizer()
@@ -326,28 +327,27 @@ def _join_labels(labels: list[str]) -> str:
 
 
 class SignaturePredictor:
-    """A predictor for one signature: the signature's inputs in, a Prediction with its outputs out."""
+    """A predictor for one step: the step's inputs in, a Prediction with its outputs out.
+    ``signature``: a fedlab.lm.steps.Step, or the DSPy signature class of one."""
 
     def __init__(self, signature, fn: Callable[..., dict]):
-        self.signature = signature
+        self.step = step_named(signature)
         self.fn = fn
 
     def __call__(self, **inputs):
-        import dspy
-
-        expected = set(self.signature.input_fields)
+        expected = set(self.step.inputs)
         if set(inputs) != expected:
-            raise TypeError(f"{self.signature.__name__} takes {sorted(expected)}, got {sorted(inputs)}")
+            raise TypeError(f"{self.step.name} takes {sorted(expected)}, got {sorted(inputs)}")
         outputs = self.fn(**inputs)
-        if set(outputs) != set(self.signature.output_fields):
-            raise TypeError(f"{self.signature.__name__} must return {sorted(self.signature.output_fields)}")
-        return dspy.Prediction(**outputs)
+        if set(outputs) != set(self.step.outputs):
+            raise TypeError(f"{self.step.name} must return {sorted(self.step.outputs)}")
+        return Prediction(**outputs)
 
 
 class FunctionBackend:
     """A backend whose predictors are plain functions: query assessment and reformulation are the
     deterministic ones above; ``synthesize(question, passages) -> {"answer": …}`` is the
-    subclass's. Token usage is counted in ``prompt_tokens`` / ``completion_tokens``."""
+    subclass's. Token usage is counted in ``prompt_tokens`` / ``completion_tokens``. No DSPy."""
 
     name = "functions"
     prompt_tokens = 0
@@ -357,13 +357,11 @@ class FunctionBackend:
         raise TypeError(f"{type(self).__name__} must define synthesize(question, passages)")
 
     def predictor(self, signature):
-        from fedlab.lm import signatures as sig
-
-        table = {sig.AssessQuery: assess_query, sig.ReformulateQuery: reformulate_query,
-                 sig.SynthesizeAnswer: self.synthesize}
-        if signature not in table:
-            raise TypeError(f"the {self.name} backend does not answer {signature.__name__}")
-        return SignaturePredictor(signature, table[signature])
+        step = step_named(signature)
+        table = {ASSESS_QUERY: assess_query, REFORMULATE_QUERY: reformulate_query, SYNTHESIZE_ANSWER: self.synthesize}
+        if step not in table:
+            raise TypeError(f"the {self.name} backend does not answer {step.name}")
+        return SignaturePredictor(step, table[step])
 
     @contextlib.contextmanager
     def context(self) -> Iterator[None]:

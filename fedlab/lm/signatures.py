@@ -3,6 +3,8 @@
 They are the contract between the agent (fedlab.agent.program) and its answer backends: every
 backend in fedlab.lm answers these same signatures — dspy.Predict for language models,
 deterministic predictors for the extractive backend — so the program never changes with it.
+The program names them by their DSPy-free steps (fedlab.lm.steps); only a language-model backend
+imports this module (and DSPy), through ``signature_for``.
 """
 from __future__ import annotations
 
@@ -60,3 +62,13 @@ class SynthesizeAnswer(dspy.Signature):
     question: str = dspy.InputField()
     passages: list[str] = dspy.InputField(desc="'[Source N] title, date, section: text', one per passage")
     answer: str = dspy.OutputField()
+
+
+SIGNATURES = {cls.__name__: cls for cls in (AssessQuery, ReformulateQuery, SynthesizeAnswer)}
+
+
+def signature_for(step) -> type[dspy.Signature]:
+    """The DSPy signature of a step (fedlab.lm.steps.Step); a signature class is returned as is."""
+    if isinstance(step, type) and issubclass(step, dspy.Signature):
+        return step
+    return SIGNATURES[step.name]
