@@ -219,7 +219,8 @@ class QueryCachingEmbedder:
     def __init__(self, embedder, cache: ArtifactCache, time_model: bool = False):
         self._embedder = embedder
         self._cache = cache
-        self._query = embedder.query_embedder(cache)  # the model itself, or its ONNX export
+        query_side = getattr(embedder, "query_embedder", None)  # an Embedder's; duck-typed ones embed their own
+        self._query = query_side(cache) if query_side is not None else embedder  # e.g. MiniLM's ONNX export
         self._fingerprint = self._query.fingerprint()
         self.time_model = time_model
         self.compute_ms = 0.0
