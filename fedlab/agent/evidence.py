@@ -133,7 +133,7 @@ def evidence_features(terms: QuestionTerms, hits: list[Hit], signals: dict[str, 
     top = hits[:EVIDENCE_TOP_N]
     found = set().union(*(set(TOKENS(h.chunk.text)) for h in top)) if top else set()
     weights = {t: vocab.idf(t) for t in terms.content}
-    total = sum(weights.values())
+    total = math.fsum(weights.values())  # fsum: independent of the (hash-seeded) set order
     missing = [weights[t] for t in terms.content if t not in found]
     return {
         "top_dense": max((h.sources.get("dense", 0.0) for h in hits), default=0.0),
@@ -142,7 +142,7 @@ def evidence_features(terms: QuestionTerms, hits: list[Hit], signals: dict[str, 
         "term_coverage": signals.get("term_coverage", 0.0),
         "agreement": signals.get("agreement", 0.0),
         "date_coverage": signals.get("date_coverage", 1.0),
-        "idf_coverage": sum(w for t, w in weights.items() if t in found) / total if total else 0.0,
+        "idf_coverage": math.fsum(w for t, w in weights.items() if t in found) / total if total else 0.0,
         "missing_idf": max(missing, default=0.0),
         "salient_coverage": len(terms.salient & found) / len(terms.salient) if terms.salient else 1.0,
         "doc_type_found": float(any(h.chunk.doc_type in terms.doc_types for h in top)) if terms.doc_types else 1.0,

@@ -223,7 +223,8 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     idf = {t: math.log(1 + len(candidates) / df[t]) for t in q_terms if df[t]}
 
     def score(terms: set[str]) -> float:
-        return sum(idf[t] * (2.0 if _NUMBER.match(t) else 1.0) for t in q_terms & terms if t in idf)
+        # fsum: exactly rounded, so the score does not depend on the set's (hash-seeded) order
+        return math.fsum(idf[t] * (2.0 if _NUMBER.match(t) else 1.0) for t in q_terms & terms if t in idf)
 
     ranked = sorted(((score(c[3]), c) for c in candidates), key=lambda sc: (-sc[0], sc[1][1]))
     best = ranked[0][0] if ranked else 0.0
