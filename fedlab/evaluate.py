@@ -34,14 +34,17 @@ def say_sweep_position() -> None:
     from hydra.core.hydra_config import HydraConfig
 
     from fedlab.progress import config_line, note
-    from fedlab.sweeps.record import sweep_position, sweep_started
+    from fedlab.sweeps.record import sweep_position, sweep_started, varying_keys_for_job
 
     position = sweep_position()
     if position is None:
         return
     started = sweep_started()
     elapsed = None if started is None else max(0.0, time.time() - started)
-    overrides = [o for o in HydraConfig.get().overrides.task if not o.startswith(("experiment=", "mlflow."))]
+    varying = set(varying_keys_for_job())  # what tells this config from the others, when the grid says
+    task = list(HydraConfig.get().overrides.task)
+    overrides = ([o for o in task if o.split("=", 1)[0].lstrip("+~") in varying] if varying
+                 else [o for o in task if not o.startswith(("experiment=", "mlflow."))])
     note(logging.getLogger("fedlab.sweep"), config_line(*position, overrides, elapsed))
 
 
