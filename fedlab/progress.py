@@ -24,9 +24,8 @@ A sweep's log shows where it is even when nothing counts steps:
 * ``config_line(i, n, overrides, elapsed_s)`` — ``config 3 of 72: retriever=bm25 … (sweep elapsed
   0:04:10, ETA 0:55:00)``, logged at each job's start;
 * ``heartbeat(description)`` — around a step with no progress of its own (chunking the corpus,
-  building an index): a line ``… still running, elapsed H:MM:SS`` whenever no progress line was
-  logged for ``interval_s`` (a background thread; ``Heartbeat.tick`` is the rule, testable with
-  an injected clock).
+  building an index): a line ``… still running, elapsed H:MM:SS`` whenever no line was logged
+  for 45 s (a background thread; ``Heartbeat.tick`` is the rule, testable with an injected clock).
 """
 from __future__ import annotations
 
@@ -291,5 +290,7 @@ class Heartbeat:
         return False
 
 
-def heartbeat(description: str, *, interval_s: float = DEFAULT_INTERVAL_S) -> Heartbeat:
+def heartbeat(description: str, *, interval_s: float = 1.5 * DEFAULT_INTERVAL_S) -> Heartbeat:
+    """A Heartbeat that speaks after 45 s of silence: a step with a progress of its own (a line
+    every 30 s) gets no extra lines, and the log still hears from a silent step within a minute."""
     return Heartbeat(description, interval_s=interval_s)
