@@ -33,7 +33,7 @@ help:
 	@echo "make gate      evaluate conf/production.yaml on the test split against conf/gates.yaml"
 	@echo "make ui        MLflow UI on 127.0.0.1:5000"
 	@echo "make ask Q=... ask the production pipeline a question (ARGS='--json' for JSON)"
-	@echo "make bench     ANN / embedder / cache benchmark (BENCH_OUT=FILE for JSON)"
+	@echo "make bench     ANN / embedder / cache / sweep-cost benchmark (BENCH_OUT=FILE for JSON, BENCH_ARGS='sweep_cost.study=default')"
 
 install: $(STAMP)
 
@@ -63,7 +63,7 @@ test-all: $(STAMP)
 
 # Writes reports/ann_benchmark.md (git-ignored: benchmarking leaves the checkout clean).
 bench: $(STAMP) $(CORPUS)
-	$(PYTHON) -m fedlab.bench
+	$(PYTHON) -m fedlab.bench $(BENCH_ARGS)
 
 # The main job: run a study (conf/experiment/$(STUDY).yaml) as a Hydra multirun logged to MLflow.
 # LAUNCHER: local (one process; JOBS=2 runs configs in parallel joblib workers), ray (a Ray cluster:

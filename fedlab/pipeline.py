@@ -17,8 +17,8 @@ import numpy as np
 from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
-from fedlab import io
-from fedlab.cache import ArtifactCache, content_key, texts_key
+from fedlab import io, memo
+from fedlab.cache import MANIFEST, ArtifactCache, content_key, texts_key
 from fedlab.chunking.chunk import Chunk
 from fedlab.chunking.factory import instantiate_chunker
 from fedlab.corpus.snapshot import Corpus, load_corpus
@@ -53,12 +53,15 @@ class Pipeline:
         if self.embedder is not None:
             self.embedder.warm_up()
 
-    def measure_latency(self) -> None:
+    def measure_latency(self, share_timings: bool = False) -> None:
         """Measurement mode, for an evaluation: the model is loaded, and every query is embedded
         and timed even when its vector comes from the cache. Serving (ask, MCP) leaves it off:
-        a cached vector is then served without running the model, as a user would see it."""
+        a cached vector is then served without running the model, as a user would see it.
+        ``share_timings``: a query the model was timed on earlier in this process (an earlier
+        config of the sweep, same embedder) is charged that time (``eval.query_timing``)."""
         if self.embedder is not None:
             self.embedder.time_model = True
+            self.embedder.share_timings = share_timings
         self.warm_up()
 
     def coverage(self) -> tuple[str, str] | None:
@@ -102,13 +105,14 @@ def _timed(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: st
            what: str | None = None) -> Path:
     """``cache.get_or_build``, timed. A miss says what it builds before it starts and how long it
     took after (INFO, on stderr even where logging is not configured); a hit is DEBUG only."""
-    from fedlab.progress import format_duration, note
+    from fedlab.progress import format_duration, heartbeat, note
 
     what = what or stage
 
     def announced(tmp: Path) -> None:  # called on a miss only, once the lock is ours
         note(log, f"building {what} — not in the cache yet")
-        build(tmp)
+        with heartbeat(f"building {what}"):  # a line at least every 30 s, even without progress of its own
+            build(tmp)
 
     before = cache.stats[f"{kind}.miss"]
     t0 = time.perf_counter()
@@ -126,6 +130,38 @@ def _timed(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: st
     return path
 
 
+def _files_state(directory: Path) -> tuple | None:
+    """(name, size, mtime) of every file of an artifact directory; None when it has no manifest."""
+    if not (directory / MANIFEST).is_file():
+        return None
+    return tuple(sorted((p.relative_to(directory).as_posix(), st.st_size, st.st_mtime_ns)
+                        for p in directory.rglob("*") if p.is_file() for st in (p.stat(),)))
+
+
+def _loaded(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: str, build, load,
+            what: str | None = None, variant: Any = None):
+    """``load(path)`` of the artifact ``_timed`` gets or builds, remembered for the rest of the
+    process (fedlab.memo): the next config of a sweep that uses it skips reading and verifying
+    it again. The memo is keyed by the cache root, the key, ``variant`` (load-time settings) and
+    the files' sizes and times, so an artifact changed on disk since is verified and read anew."""
+    final = cache.path(kind, key)
+    t0 = time.perf_counter()
+    state = _files_state(final)
+    memo_key = (str(cache.root.resolve()), key, repr(variant), state)
+    if state is not None and memo.recalled(kind, memo_key):
+        obj = memo.remember(kind, memo_key, lambda: None)
+        cache.stats[f"{kind}.hit"] += 1
+        info.seconds[stage] = time.perf_counter() - t0
+        info.cache[stage] = "hit"
+        info.keys[stage] = key
+        log.debug("%s: in memory (%s/%s)", stage, kind, key)
+        return obj
+    path = _timed(info, stage, cache, kind, key, build, what)
+    obj = load(path)
+    memo.remember(kind, (str(cache.root.resolve()), key, repr(variant), _files_state(path)), lambda: obj)
+    return obj
+
+
 def chunk_corpus(corpus: Corpus, chunker, tokenizer, cache: ArtifactCache, info: BuildInfo) -> list[Chunk]:
     key = content_key("chunks", corpus.content_hash, chunker.fingerprint(), tokenizer.fingerprint())
 
@@ -136,9 +172,13 @@ def chunk_corpus(corpus: Corpus, chunker, tokenizer, cache: ArtifactCache, info:
 
     name = getattr(chunker, "name", "") or type(chunker).__name__
     what = f"chunks ({name}) of {len(corpus.documents):,} documents"
-    path = _timed(info, "chunks", cache, "chunks", key, build, what)
-    info.chunking = json.loads((path / "stats.json").read_text())
-    return [Chunk.from_json(row) for row in io.read_jsonl(path / "chunks.jsonl")]
+    def load(path: Path) -> tuple[list[Chunk], dict]:
+        return ([Chunk.from_json(row) for row in io.read_jsonl(path / "chunks.jsonl")],
+                json.loads((path / "stats.json").read_text()))
+
+    chunks, stats = _loaded(info, "chunks", cache, "chunks", key, build, load, what)
+    info.chunking = dict(stats)
+    return list(chunks)
 
 
 def embed_chunks(chunks: list[Chunk], embedder, cache: ArtifactCache, info: BuildInfo, progress: bool) -> np.ndarray:
@@ -149,8 +189,12 @@ def embed_chunks(chunks: list[Chunk], embedder, cache: ArtifactCache, info: Buil
         np.save(tmp / "vectors.npy", vectors, allow_pickle=False)
 
     what = f"embeddings ({getattr(embedder, 'name', type(embedder).__name__)}) for {len(chunks):,} chunks"
-    path = _timed(info, "embeddings", cache, "embeddings", key, build, what)
-    return np.load(path / "vectors.npy", allow_pickle=False)
+    def load(path: Path) -> np.ndarray:
+        vectors = np.load(path / "vectors.npy", allow_pickle=False)
+        vectors.flags.writeable = False  # shared by the configs of a sweep (fedlab.memo)
+        return vectors
+
+    return _loaded(info, "embeddings", cache, "embeddings", key, build, load, what)
 
 
 def chunk_meta(chunks: list[Chunk]) -> list[dict]:
@@ -165,9 +209,10 @@ def build_vector_index(index, vectors: np.ndarray, chunks: list[Chunk], cache: A
         index.save(tmp / "index")
 
     what = f"{getattr(index, 'kind', type(index).__name__)} index over {len(chunks):,} vectors"
-    path = _timed(info, "index", cache, "index", key, build, what)
     search_params = {k: v for k, v in index.params().items() if k in type(index).SEARCH_PARAMS}
-    return type(index).load(path / "index", **search_params)
+    return _loaded(info, "index", cache, "index", key, build,
+                   lambda path: type(index).load(path / "index", **search_params), what,
+                   variant=(type(index).__qualname__, sorted(search_params.items())))
 
 
 def attach_token_store(reranker, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo, progress: bool) -> None:
@@ -187,8 +232,8 @@ def build_bm25(bm25, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo)
         bm25.build([c.text for c in chunks], chunk_meta(chunks))
         bm25.save(tmp / "bm25")
 
-    path = _timed(info, "bm25", cache, "bm25", key, build, f"BM25 index over {len(chunks):,} chunks")
-    return type(bm25).load(path / "bm25")
+    return _loaded(info, "bm25", cache, "bm25", key, build, lambda path: type(bm25).load(path / "bm25"),
+                   f"BM25 index over {len(chunks):,} chunks", variant=type(bm25).__qualname__)
 
 
 def load_timeline(corpus: Corpus, cache: ArtifactCache, info: BuildInfo | None = None):
@@ -199,9 +244,13 @@ def load_timeline(corpus: Corpus, cache: ArtifactCache, info: BuildInfo | None =
     def build(tmp: Path) -> None:
         io.write_json(tmp / "timeline.json", build_timeline(corpus.documents).to_json())
 
-    path = _timed(info or BuildInfo(), "timeline", cache, "timeline", timeline_key(corpus), build,
-                  f"meeting timeline of {len(corpus.documents):,} documents")
-    return Timeline.from_json(json.loads((path / "timeline.json").read_text(encoding="utf-8")))
+    return _loaded(info or BuildInfo(), "timeline", cache, "timeline", timeline_key(corpus), build,
+                   lambda path: Timeline.from_json(json.loads((path / "timeline.json").read_text(encoding="utf-8"))),
+                   f"meeting timeline of {len(corpus.documents):,} documents")
+
+
+# (embedder fingerprint, query text) -> the model's time on it (ms), measured in this process
+_MODEL_MS: dict[tuple[str, str], float] = {}
 
 
 class QueryCachingEmbedder:
@@ -223,18 +272,30 @@ class QueryCachingEmbedder:
         self._query = query_side(cache) if query_side is not None else embedder  # e.g. MiniLM's ONNX export
         self._fingerprint = self._query.fingerprint()
         self.time_model = time_model
+        self.share_timings = False  # see embed_query
         self.compute_ms = 0.0
 
     def _timed_embed(self, text: str) -> np.ndarray:
         t0 = time.perf_counter()
         vec = self._query.embed_query(text)
-        self.compute_ms += (time.perf_counter() - t0) * 1000.0
+        ms = (time.perf_counter() - t0) * 1000.0
+        self.compute_ms += ms
+        if self.share_timings:
+            _MODEL_MS[(self._fingerprint, text)] = ms
         return vec
 
     def embed_query(self, text: str) -> np.ndarray:
+        """The query's vector (from the cache when it has it). With ``time_model`` the model's
+        time on the query is measured now even for a cached vector; with ``share_timings`` too
+        (``eval.query_timing=per_sweep``) it is measured once per process and embedder, and the
+        later configs of a sweep are charged that measurement instead of running the model again."""
         vec, hit = self._cache.query_vector(self._fingerprint, text, self._timed_embed)
         if hit and self.time_model:
-            self._timed_embed(text)
+            shared = _MODEL_MS.get((self._fingerprint, text)) if self.share_timings else None
+            if shared is None:
+                self._timed_embed(text)
+            else:
+                self.compute_ms += shared
         return vec
 
     def warm_up(self) -> None:
@@ -246,13 +307,30 @@ class QueryCachingEmbedder:
         return getattr(self._embedder, name)
 
 
+def shared_corpus(corpus_dir) -> Corpus:
+    """``load_corpus``, remembered for the process (fedlab.memo) while its files are unchanged."""
+    directory = Path(str(corpus_dir)).resolve()
+    files = [directory / "docs.jsonl", directory / "manifest.json"]
+    state = tuple((f.stat().st_size, f.stat().st_mtime_ns) if f.is_file() else None for f in files)
+    if None in state:
+        return load_corpus(corpus_dir)  # the one-line error
+    return memo.remember("corpus", (str(directory), state), lambda: load_corpus(corpus_dir))
+
+
+def shared_embedder(node: DictConfig):
+    """The embedder a config names, one object per distinct embedder config in the process, so
+    the configs of a sweep load its model once (fedlab.memo)."""
+    key = content_key("embedder", OmegaConf.to_container(node, resolve=True))
+    return memo.remember("embedder", key, lambda: instantiate(node))
+
+
 def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress: bool = True) -> Pipeline:
     """Everything ``cfg`` names — corpus, chunker, embedder, index, bm25, retriever, reranker."""
     cache = cache or ArtifactCache(cfg.paths.cache_dir)
-    corpus = load_corpus(cfg.corpus.dir)
+    corpus = shared_corpus(cfg.corpus.dir)
     info = BuildInfo()
     kind = cfg.retriever.kind
-    embedder = instantiate(cfg.embedder)  # cheap: models load on first use
+    embedder = shared_embedder(cfg.embedder)  # cheap: models load on first use
     chunker = instantiate_chunker(cfg.chunker)
     # Chunk sizes are measured with the embedder's tokenizer even for BM25, so that a BM25 run
     # and a dense run with the same chunker config search the very same chunks.

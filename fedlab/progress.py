@@ -18,13 +18,22 @@
 ``note(logger, message)`` is the same routing for one-off INFO lines ("building … — not in the
 cache yet"). The clock is injectable (``clock=``), so the interval rule can be tested without
 waiting.
+
+A sweep's log shows where it is even when nothing counts steps:
+
+* ``config_line(i, n, overrides, elapsed_s)`` — ``config 3 of 72: retriever=bm25 … (sweep elapsed
+  0:04:10, ETA 0:55:00)``, logged at each job's start;
+* ``heartbeat(description)`` — around a step with no progress of its own (chunking the corpus,
+  building an index): a line ``… still running, elapsed H:MM:SS`` whenever no line was logged
+  for 45 s (a background thread; ``Heartbeat.tick`` is the rule, testable with an injected clock).
 """
 from __future__ import annotations
 
 import logging
 import sys
+import threading
 import time
-from typing import Callable
+from typing import Callable, Sequence
 
 log = logging.getLogger("fedlab.progress")
 DEFAULT_INTERVAL_S = 30.0
@@ -42,6 +51,7 @@ class _CurrentStderrHandler(logging.StreamHandler):
 
 
 _fallback = _CurrentStderrHandler()
+_last_note = 0.0  # time.monotonic() of the last line note() logged (the heartbeat's reference)
 
 
 def format_duration(seconds: float) -> str:
@@ -80,6 +90,8 @@ def note(logger: logging.Logger, message: str, *, skip_terminal: bool = False) -
 
     ``skip_terminal``: leave out handlers writing to a terminal (a bar is on screen there).
     """
+    global _last_note
+    _last_note = time.monotonic()
     handlers = _handlers(logger)
     if not handlers:  # nothing configured: Python would drop an INFO record
         if not (skip_terminal and _isatty(sys.stderr)):
@@ -219,3 +231,66 @@ def progress(description: str, total: int, unit: str = "items", enabled: bool = 
     """``with progress("embedding (minilm)", n, unit="passages") as advance: … advance(k)``."""
     return Progress(description, total, unit, enabled, interval_s=interval_s, clock=clock,
                     logger=logger, console=console)
+
+
+def config_line(i: int, n: int | None, overrides: Sequence[str], elapsed_s: float | None = None) -> str:
+    """``config 3 of 72: retriever=bm25 chunker.size=128 (sweep elapsed 0:04:10, ETA 0:55:00)``;
+    the ETA assumes the remaining configs cost what the finished ones did on average."""
+    text = f"config {i:,}" + (f" of {n:,}" if n else "") + (f": {' '.join(overrides)}" if overrides else "")
+    if elapsed_s is not None:
+        text += f" (sweep elapsed {format_duration(elapsed_s)}"
+        if n and i > 1:
+            text += f", ETA {format_duration(elapsed_s / (i - 1) * (n - i + 1))}"
+        text += ")"
+    return text
+
+
+class Heartbeat:
+    """``with Heartbeat("chunking …"):`` — a line whenever the log was silent for ``interval_s``.
+
+    ``tick()`` applies the rule once (a background thread calls it every ``interval_s / 3``);
+    ``last_line`` is when anything was last logged through ``note`` (default: this module's
+    record of it), so a step that reports its own progress gets no extra lines."""
+
+    def __init__(self, description: str, *, interval_s: float = DEFAULT_INTERVAL_S,
+                 clock: Callable[[], float] = time.monotonic, last_line: Callable[[], float] | None = None,
+                 logger: logging.Logger | None = None):
+        self.description = description
+        self.interval_s = float(interval_s)
+        self.clock = clock
+        self.last_line = last_line or (lambda: _last_note)
+        self.logger = logger or log
+        self._start = self.clock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def tick(self) -> bool:
+        """Log a line if nothing was logged for ``interval_s``; whether it did."""
+        now = self.clock()
+        if now - max(self.last_line(), self._start) < self.interval_s:
+            return False
+        note(self.logger, f"{self.description}: still running, elapsed {format_duration(now - self._start)}",
+             skip_terminal=_isatty(sys.stderr))
+        return True
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval_s / 3):
+            self.tick()
+
+    def __enter__(self) -> "Heartbeat":
+        self._start = self.clock()
+        self._thread = threading.Thread(target=self._run, name="fedlab-heartbeat", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        return False
+
+
+def heartbeat(description: str, *, interval_s: float = 1.5 * DEFAULT_INTERVAL_S) -> Heartbeat:
+    """A Heartbeat that speaks after 45 s of silence: a step with a progress of its own (a line
+    every 30 s) gets no extra lines, and the log still hears from a silent step within a minute."""
+    return Heartbeat(description, interval_s=interval_s)

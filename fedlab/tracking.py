@@ -211,6 +211,23 @@ class Tracker:
         self.experiment_id = exp_id
         mlflow.set_experiment(experiment)
 
+    @classmethod
+    def shared(cls, tracking_uri: str | None, experiment: str) -> "Tracker":
+        """A Tracker for (store, experiment), set up once per process (the configs of a sweep
+        share it); the store is still checked, in one line, every time."""
+        from fedlab import memo
+
+        uri = tracking_uri or default_tracking_uri()
+        check_tracking_store(uri)
+        store = None  # a local store recreated since (same path, new file) gets a new Tracker
+        if uri.startswith("sqlite:///") and Path(uri.removeprefix("sqlite:///")).is_file():
+            st = Path(uri.removeprefix("sqlite:///")).stat()
+            store = (st.st_dev, st.st_ino)
+        tracker = memo.remember("tracker", (uri, experiment, store), lambda: cls(uri, experiment, check=False))
+        tracker.mlflow.set_tracking_uri(tracker.tracking_uri)
+        tracker.mlflow.set_experiment(experiment_id=tracker.experiment_id)
+        return tracker
+
     @contextmanager
     def run(self, name: str | None = None, parent_run_id: str | None = None, tags: dict | None = None) -> Iterator[Any]:
         kwargs: dict[str, Any] = {"run_name": name, "tags": tags or {}}

@@ -200,3 +200,31 @@ def test_cold_start_asks_new_questions_and_reports_the_floor(cfg, tmp_path):
     assert timed_run([sys.executable, "-c", "pass"], tmp_path) > 0
     with pytest.raises(FedlabError, match="exited 3"):
         timed_run([sys.executable, "-c", "import sys; sys.exit(3)"], tmp_path)
+
+
+# -- sweep cost: a real study, cold then warm, in subprocesses; its log shows where it is --------
+
+def test_sweep_cost_cold_and_warm_and_the_log_says_config_i_of_n(corpus_dir, tmp_path):
+    from fedlab.benchmark.report import sweep_cost_section
+    from fedlab.benchmark.sweep_cost import measure_sweep_cost
+
+    work = tmp_path / "work"
+    # the smoke study with BM25 pinned and date-aware search varied: 2 configs, no corpus embedding
+    cost = measure_sweep_cost("smoke", corpus_dir, corpus_dir.parent.parent,
+                              ["retriever=bm25", "retriever.date_aware=true,false"], keep=work)
+    assert cost.n_configs == 2
+    assert cost.unique_build_s > 0  # the cold sweep chunked the corpus and built BM25
+    assert cost.cold_wall_s > cost.unique_build_s and cost.warm_wall_s > 0
+    assert cost.per_config_cold_s == pytest.approx((cost.cold_wall_s - cost.unique_build_s) / 2)
+    assert cost.ratio == pytest.approx(cost.cold_wall_s / cost.unique_build_s)
+    # the cold sweep's stderr went to a file (not a terminal): it says where the sweep is
+    for label in ("cold", "warm"):
+        log = (work / f"{label}.log").read_text()
+        assert "config 1 of 2: retriever.date_aware=True (" in log and "config 2 of 2: retriever.date_aware=False (" in log
+    assert "building BM25 index over" in (work / "cold.log").read_text()
+    assert "building BM25 index over" not in (work / "warm.log").read_text()
+    # and so does each job's own log file
+    assert "config 2 of 2" in (work / "cold" / "1" / "evaluate.log").read_text()
+    section = "\n".join(sweep_cost_section(cost))
+    assert "## Sweep cost" in section and f"| smoke | 2 | {cost.cold_wall_s:.1f} |" in section
+    assert set(cost.metrics()) >= {"sweep_cost.ratio", "sweep_cost.unique_build_s", "sweep_cost.per_config_warm_s"}

@@ -415,6 +415,9 @@ def test_warm_up_loads_the_model_when_the_warm_up_query_is_cached(small_dense_ov
     assert pipeline.search(WARM_UP_QUERY).hits
 
     # The cached warm-up search alone leaves the model unloaded; warm_up loads it.
+    from fedlab import memo
+
+    memo.forget()  # as in a new server process: nothing loaded yet (fedlab.memo keeps the model otherwise)
     fresh = build_pipeline(compose("evaluate", small_dense_overrides), progress=False)
     if hasattr(fresh.embedder, "time_model"):
         fresh.embedder.time_model = False  # a cached vector is then served without running the model

@@ -253,3 +253,45 @@ def test_pipeline_stages_say_what_they_build_on_a_miss_only(minilm, tmp_path, ca
         embed_chunks(chunks, minilm, cache, again, progress=True)
     assert again.cache == {"chunks": "hit", "embeddings": "hit"}
     assert capsys.readouterr() == ("", "")  # cache hits stay quiet
+
+
+# -- where a sweep is: "config i of N", and a heartbeat for steps without progress of their own --
+
+def test_config_line_names_the_position_the_overrides_and_the_eta():
+    from fedlab.progress import config_line
+
+    assert config_line(1, 72, ["retriever=bm25", "chunker.size=128"], 5.0) == \
+        "config 1 of 72: retriever=bm25 chunker.size=128 (sweep elapsed 0:00:05)"
+    # 3 configs took 300 s: the 69 left (this one included) are estimated at 100 s each
+    assert config_line(4, 72, ["retriever=dense"], 300.0).endswith("(sweep elapsed 0:05:00, ETA 1:55:00)")
+    assert config_line(2, None, []) == "config 2"
+
+
+def test_heartbeat_speaks_only_after_an_interval_of_silence(captured):
+    from fedlab.progress import Heartbeat
+
+    logger, handler = captured
+    clock = FakeClock()
+    last = {"t": 0.0}
+    beat = Heartbeat("building chunks (recursive)", interval_s=30, clock=clock, last_line=lambda: last["t"],
+                     logger=logger)
+    beat._start = clock.now  # as __enter__ does, without starting the thread
+    clock.now += 29
+    assert not beat.tick() and handler.lines == []
+    clock.now += 1
+    assert beat.tick()
+    assert handler.lines == ["building chunks (recursive): still running, elapsed 0:00:30"]
+    last["t"] = clock.now  # that line (or any progress line) was just logged
+    clock.now += 20
+    assert not beat.tick()
+    clock.now += 10
+    assert beat.tick() and handler.lines[-1].endswith("elapsed 0:01:00")
+    assert len(handler.lines) == 2
+
+
+def test_heartbeat_thread_stops_with_the_step():
+    from fedlab.progress import Heartbeat
+
+    with Heartbeat("step", interval_s=3600) as beat:
+        assert beat._thread.is_alive()
+    assert not beat._thread.is_alive()

@@ -8,6 +8,7 @@ from fedlab import io
 from fedlab.benchmark.ann import AnnRow
 from fedlab.benchmark.cold_start import ColdStart
 from fedlab.benchmark.embedders import CacheTiming, ThroughputRow
+from fedlab.benchmark.sweep_cost import SweepCost
 
 # Parameters shown in the tables (the JSON rows carry all of them).
 SHOWN = {
@@ -38,6 +39,7 @@ class BenchResult:
     cache: CacheTiming | None = None
     k: int = 5
     cold_start: ColdStart | None = None
+    sweep_cost: SweepCost | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -50,7 +52,8 @@ class BenchResult:
     def extra(self) -> dict:
         return {"context": self.context, "throughput": [t.to_json() for t in self.throughput],
                 "cache": self.cache.to_json() if self.cache else None,
-                "cold_start": self.cold_start.to_json() if self.cold_start else None}
+                "cold_start": self.cold_start.to_json() if self.cold_start else None,
+                "sweep_cost": self.sweep_cost.to_json() if self.sweep_cost else None}
 
 
 def shown_params(row: AnnRow) -> str:
@@ -193,6 +196,7 @@ def markdown(result: BenchResult) -> str:
             "",
         ]
     out += cold_start_section(result.cold_start)
+    out += sweep_cost_section(result.sweep_cost)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -216,6 +220,28 @@ def cold_start_section(c: ColdStart | None) -> list[str]:
         f"before and after). `× floor` divides by the import floor.",
         "",
         _md_table(["case", "command", "median s", "× floor"], body),
+        "",
+    ]
+
+
+def sweep_cost_section(c: SweepCost | None) -> list[str]:
+    if c is None:
+        return []
+    ratio = "-" if c.ratio is None else f"{c.ratio:.2f}"
+    return [
+        "## Sweep cost",
+        "",
+        f"`{c.command}` run twice in a subprocess: cold (a fresh data directory with a copy of the corpus, so "
+        f"every artifact is built; a fresh sqlite tracking store) and warm (the same data directory again). "
+        f"Unique-artifact time = the cold sweep's artifact builds, each counted once (`build_s.<stage>` of the "
+        f"run that missed on it). Per config = (cold wall − unique-artifact time) / N, and warm wall / N. "
+        f"Ratio = cold wall / unique-artifact time (target ≤ 1.2). Walls include process start and the "
+        f"sweep's closing report. Choose the study with `make bench BENCH_ARGS='sweep_cost.study=default'`.",
+        "",
+        _md_table(["study", "configs", "cold wall s", "warm wall s", "unique-artifact s", "per config cold s",
+                   "per config warm s", "cold / unique"],
+                  [[c.study, str(c.n_configs), _f(c.cold_wall_s, 1), _f(c.warm_wall_s, 1), _f(c.unique_build_s, 1),
+                    _f(c.per_config_cold_s, 2), _f(c.per_config_warm_s, 2), ratio]]),
         "",
     ]
 

@@ -76,6 +76,8 @@ def log_to_mlflow(result, params: dict, experiment: str, tracking_uri: str | Non
             metrics[f"throughput.{t.embedder}.ratio_vs_reference"] = t.ratio_vs_reference
     if result.cold_start:
         metrics.update({f"cold_start.{case}_s": result.cold_start.median(case) for case in result.cold_start.seconds})
+    if result.sweep_cost:
+        metrics.update(result.sweep_cost.metrics())
     if result.cache:
         metrics.update({"cache.miss_s": result.cache.miss_s, "cache.hit_s": result.cache.hit_s,
                         "cache.miss_over_hit": result.cache.miss_over_hit})
@@ -239,7 +241,8 @@ def run(cfg: DictConfig) -> BenchResult:
     rows, throughput, timing = measure(cfg, real, console)
     cold = cold_ask(cfg, console)
     ctx = context(cfg, real, load_start)
-    result = BenchResult(ctx, rows, throughput, timing, k=int(cfg.ann.k), cold_start=cold)
+    result = BenchResult(ctx, rows, throughput, timing, k=int(cfg.ann.k), cold_start=cold,
+                         sweep_cost=sweep_cost(cfg, console))
     io.write_text(cfg.report, markdown(result))
     print_summary(console, result, cfg.throughput.reference)
     console.print(f"report: {cfg.report}")
@@ -253,6 +256,23 @@ def run(cfg: DictConfig) -> BenchResult:
               "ann": {k: v for k, v in _plain(cfg.ann).items() if k != "indexes"}}
     run_id = log_to_mlflow(result, params, cfg.experiment)
     console.print(f"MLflow run {run_id} (experiment {cfg.experiment})")
+    return result
+
+
+def sweep_cost(cfg: DictConfig, console):
+    """The sweep-cost section (fedlab.benchmark.sweep_cost): a study cold and warm; None when off."""
+    sc = cfg.get("sweep_cost")
+    if not sc or not sc.enabled:
+        return None
+    from fedlab.benchmark.sweep_cost import measure_sweep_cost
+
+    console.print(f"sweep cost: study {sc.study!r}, cold then warm (subprocesses; log lines in their logs)")
+    result = measure_sweep_cost(str(sc.study), cfg.corpus.dir, cfg.paths.data_dir, list(sc.args or []),
+                                keep=sc.keep)
+    console.print(f"sweep cost ({result.study}, {result.n_configs} configs): cold {result.cold_wall_s:.0f} s, "
+                  f"warm {result.warm_wall_s:.0f} s, unique artifacts {result.unique_build_s:.0f} s, per config "
+                  f"{result.per_config_cold_s:.2f} s cold / {result.per_config_warm_s:.2f} s warm, ratio "
+                  f"{'-' if result.ratio is None else f'{result.ratio:.2f}'}")
     return result
 
 

@@ -55,11 +55,13 @@ def local_run_dir(cfg: DictConfig) -> Path:
 
 def check_settings(cfg: DictConfig) -> None:
     """Settings that would run but measure nonsense are refused before anything starts."""
+    from fedlab.evaluation.retrieval.harness import check_query_timing
     from fedlab.evaluation.retrieval.relevance import check_relevance
     from fedlab.retrieval.factory import check_top_k
 
     check_top_k(OmegaConf.select(cfg, "retriever.top_k"))
     check_relevance(OmegaConf.select(cfg, "eval.relevance", default="meeting"))
+    check_query_timing(OmegaConf.select(cfg, "eval.query_timing", default="per_run"))
 
 
 def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequence[str] = ()) -> EvaluationResult:
@@ -74,7 +76,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
     console = Console(stderr=True)
     check_settings(cfg)
     questions = load_split(cfg.dataset.path, cfg.dataset.split)
-    tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # fails fast, in one line
+    tracker = Tracker.shared(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # fails fast, in one line
     name = cfg.mlflow.run_name or run_name(cfg, list(varying))
     out_dir = local_run_dir(cfg)
     resolved = OmegaConf.to_container(cfg, resolve=True)
@@ -122,7 +124,8 @@ def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
     pipeline = build_pipeline(cfg, progress=cfg.eval.progress)
     build_s = time.perf_counter() - t0
     outcome = evaluate_pipeline(pipeline, questions, progress=cfg.eval.progress, console=console,
-                                relevance=cfg.eval.get("relevance", "meeting"))
+                                relevance=cfg.eval.get("relevance", "meeting"),
+                                query_timing=cfg.eval.get("query_timing", "per_run"))
     metrics = dict(outcome.metrics)
     metrics.update({f"build_s.{stage}": s for stage, s in pipeline.info.seconds.items()})
     metrics["build_s.total"] = build_s

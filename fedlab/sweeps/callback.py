@@ -76,7 +76,7 @@ class SweepCallback(Callback):
                   "mlflow.note.content": f"Study `{name}` ({n_configs} configs): {purpose}",
                   "sweep.n_configs": str(n_configs), "sweep.search": search},
         )
-        write_record(Path(config.hydra.sweep.dir), run.info.run_id, varying(values))
+        write_record(Path(config.hydra.sweep.dir), run.info.run_id, varying(values), n_configs)
         for key, value in grid.items():
             client.log_param(run.info.run_id, f"grid.{key}", str(value)[:6000])
         self._open = (tracker.tracking_uri, tracker.experiment_id, run.info.run_id)

@@ -6,14 +6,18 @@ directory, where every job finds it, in this process or in a joblib worker.
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 PARENT_FILE = "mlflow_parent_run.json"
 
 
-def write_record(sweep_dir: Path, run_id: str, varying: list[str]) -> None:
+def write_record(sweep_dir: Path, run_id: str, varying: list[str], n_configs: int | None = None) -> None:
+    from fedlab.io import write_text
+
     sweep_dir.mkdir(parents=True, exist_ok=True)
-    (sweep_dir / PARENT_FILE).write_text(json.dumps({"run_id": run_id, "varying": varying}))
+    write_text(sweep_dir / PARENT_FILE, json.dumps({"run_id": run_id, "varying": varying, "n_configs": n_configs,
+                                                       "started": time.time()}))
 
 
 def read_parent(sweep_dir: Path) -> str:
@@ -43,3 +47,25 @@ def parent_run_for_job() -> str | None:
 def varying_keys_for_job() -> list[str]:
     """The config keys this job's sweep varies (empty outside a multirun)."""
     return list(_record_for_job().get("varying", []))
+
+
+def sweep_position() -> tuple[int, int | None] | None:
+    """(this job's number from 1, the sweep's number of configs or None) in a multirun; None
+    outside one."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    try:
+        hc = HydraConfig.get()
+    except ValueError:
+        return None
+    if hc.mode != RunMode.MULTIRUN:
+        return None
+    n = _record_for_job().get("n_configs")
+    return int(hc.job.num) + 1, (int(n) if n else None)
+
+
+def sweep_started() -> float | None:
+    """When this job's sweep started (epoch seconds), or None."""
+    started = _record_for_job().get("started")
+    return float(started) if started else None

@@ -7,11 +7,13 @@ from pathlib import Path
 
 from rich.console import Console
 
+from fedlab.cache import content_key
 from fedlab.dataset.schema import Question, load_dataset
 from fedlab.errors import FedlabError
 from fedlab.evaluation.retrieval.latency import latency_summary
 from fedlab.evaluation.retrieval.metrics import evaluate_retrieval
 from fedlab.evaluation.retrieval.relevance import check_relevance, resolve_evidence
+from fedlab.memo import remember
 from fedlab.progress import progress as progress_of
 
 SPLITS = ("dev", "test", "all")
@@ -43,17 +45,39 @@ def load_split(path: str | Path, split: str) -> list[Question]:
     return chosen
 
 
+QUERY_TIMINGS = ("per_sweep", "per_run")
+
+
+def check_query_timing(value) -> None:
+    if value not in QUERY_TIMINGS:
+        raise FedlabError(f"eval.query_timing={value!r}: use one of {', '.join(QUERY_TIMINGS)}")
+
+
+def evidence_for(questions: list[Question], corpus, relevance: str) -> dict:
+    """``resolve_evidence`` of the questions in the corpus, remembered for the process
+    (fedlab.memo): the configs of a sweep locate the same quotes in the same documents."""
+    key = content_key("evidence", relevance, corpus.content_hash,
+                      [(q.id, q.answerable, [(e.doc_id, e.quote) for e in q.evidence]) for q in questions])
+    return dict(remember("evidence", key, lambda: resolve_evidence(questions, corpus.by_id, relevance=relevance)))
+
+
 def evaluate_pipeline(pipeline, questions: list[Question], progress: bool = True,
-                      console: Console | None = None, relevance: str = "meeting") -> EvalOutcome:
+                      console: Console | None = None, relevance: str = "meeting",
+                      query_timing: str = "per_run") -> EvalOutcome:
     """Every question is searched (latency covers all); retrieval metrics cover answerable ones.
 
     ``relevance`` (``eval.relevance``): ``meeting`` counts a chunk of any document of the
     evidence's meeting that holds the quote, ``document`` only the evidence's own document
     (see ``fedlab.evaluation.retrieval.relevance``); the qrels follow the same rule.
+    ``query_timing`` (``eval.query_timing``): ``per_run`` times the embedding model on every
+    query in this run; ``per_sweep`` once per query and embedder in the process, so the configs
+    of a sweep share that measurement (see ``fedlab.pipeline.QueryCachingEmbedder``).
     """
     check_relevance(relevance)
-    evidence = resolve_evidence(questions, pipeline.corpus.by_id, relevance=relevance)
-    pipeline.measure_latency()  # the model loads before the clock runs, then times every query
+    check_query_timing(query_timing)
+    evidence = evidence_for(questions, pipeline.corpus, relevance)
+    # the model loads before the clock runs, then times every query
+    pipeline.measure_latency(share_timings=query_timing == "per_sweep")
     results = {}
     with progress_of("evaluating", len(questions), unit="questions", enabled=progress, console=console) as advance:
         for q in questions:

@@ -1,0 +1,46 @@
+"""What a process has already loaded, kept for the next config of a sweep.
+
+A multirun evaluates its configs one after another in one process; most of them load the same
+things — the corpus, the chunks, an index, the embedding model, the evidence spans of the
+question set. ``remember(kind, key, make)`` returns the object made for ``(kind, key)`` earlier
+in this process, or makes it now. Keys are content keys (the artifact cache's, or a hash of
+everything the object is made from), so a remembered object is the one ``make`` would return.
+
+Objects are shared, not copied: only read-only things belong here (loaded artifacts, a model).
+Each kind keeps its ``MAX_PER_KIND`` most recently used objects; ``forget()`` drops everything
+(tests, or a caller that wants a cold process).
+"""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Callable, Hashable, TypeVar
+
+T = TypeVar("T")
+MAX_PER_KIND = 8
+_store: dict[str, OrderedDict[Hashable, object]] = {}
+
+
+def remember(kind: str, key: Hashable, make: Callable[[], T]) -> T:
+    """The object remembered for ``(kind, key)``, or ``make()`` (remembered for next time)."""
+    shelf = _store.setdefault(kind, OrderedDict())
+    if key in shelf:
+        shelf.move_to_end(key)
+        return shelf[key]  # type: ignore[return-value]
+    value = make()
+    shelf[key] = value
+    while len(shelf) > MAX_PER_KIND:
+        shelf.popitem(last=False)
+    return value
+
+
+def recalled(kind: str, key: Hashable) -> bool:
+    """Whether ``(kind, key)`` is remembered (without making it)."""
+    return key in _store.get(kind, ())
+
+
+def forget(kind: str | None = None) -> None:
+    """Drop what is remembered (of ``kind``, or everything)."""
+    if kind is None:
+        _store.clear()
+    else:
+        _store.pop(kind, None)
