@@ -11,7 +11,7 @@ from rank_bm25 import BM25L, BM25Okapi, BM25Plus
 
 from fedlab.errors import FedlabError
 from fedlab.index import load_index
-from fedlab.index.bm25 import BM25Index, counted_bm25
+from fedlab.index.bm25 import VARIANTS as VARIANTS_BY_NAME, BM25Index, counted_bm25
 from fedlab.index.tokens import Tokenizer, stem
 from fedlab.index.filter import MetadataFilter
 
@@ -168,3 +168,19 @@ def test_counted_bm25_is_rank_bm25_exactly(cls, kwargs):
     for _ in range(20):
         query = list(rng.choice(words + ["unseen"], size=rng.integers(1, 6)))
         assert np.array_equal(fast.get_scores(query), slow.get_scores(query))
+
+
+@pytest.mark.parametrize("variant,params", [("okapi", {"k1": 1.2, "b": 0.7, "epsilon": 0.3}), ("plus", {}),
+                                            ("l", {"k1": 1.5, "b": 0.75, "delta": 0.4})])
+def test_index_scores_are_rank_bm25s_bit_for_bit(variant, params, documents):
+    """BM25Index.scores (term frequencies from the postings) equals rank-bm25's get_scores on the
+    real corpus, for repeated, rare and unseen query terms."""
+    index = BM25Index(variant=variant, **params)
+    texts = [d.text for d in documents][:120]
+    index.build(texts, [{"meeting_date": d.meeting_date, "doc_type": d.doc_type} for d in documents[:120]])
+    reference = VARIANTS_BY_NAME[variant](index._tokens, **params)
+    queries = ["federal funds rate target range", "inflation inflation expectations longer-run",
+               "balance sheet runoff Treasury securities agency mortgage-backed", "zyzzyva unseen term", "2 percent"]
+    for query in queries:
+        terms = index.tokenizer(query)
+        assert np.array_equal(index.scores(terms), reference.get_scores(terms)), query

@@ -74,6 +74,8 @@ class BM25Index(FilterableRows):
     _tokens: list[list[str]] = field(default_factory=list, init=False, repr=False)
     _bm25: Any = field(default=None, init=False, repr=False)
     _postings: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
+    _freqs: dict[str, np.ndarray] = field(default_factory=dict, init=False, repr=False)
+    _doc_len: Any = field(default=None, init=False, repr=False)
     _saved_dir: Path | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -102,10 +104,40 @@ class BM25Index(FilterableRows):
             kwargs["delta"] = self.delta
         self._bm25 = counted_bm25(VARIANTS[self.variant], tokens, **kwargs)
         postings: dict[str, list[int]] = {}
+        freqs: dict[str, list[int]] = {}
         for row, counts in enumerate(self._bm25.doc_freqs):
-            for t in counts:
+            for t, c in counts.items():
                 postings.setdefault(t, []).append(row)
+                freqs.setdefault(t, []).append(c)
         self._postings = {t: np.asarray(rows, dtype=np.int64) for t, rows in postings.items()}
+        self._freqs = {t: np.asarray(c, dtype=np.int64) for t, c in freqs.items()}
+        self._doc_len = np.array(self._bm25.doc_len)
+
+    def _term_freqs(self, term: str) -> np.ndarray:
+        """The term's count in every document (rank-bm25 builds this array with a Python loop
+        over all documents, once per query term)."""
+        q_freq = np.zeros(self.n, dtype=np.int64)
+        if term in self._postings:
+            q_freq[self._postings[term]] = self._freqs[term]
+        return q_freq
+
+    def scores(self, terms: list[str]) -> np.ndarray:
+        """rank-bm25's ``get_scores(terms)``: its formula for this variant, term by term in the
+        same order on the same arrays, so the same floats (tests/test_bm25.py checks equality);
+        only each term's frequency array comes from the postings."""
+        bm, doc_len = self._bm25, self._doc_len
+        norm = 1 - bm.b + bm.b * doc_len / bm.avgdl
+        score = np.zeros(bm.corpus_size)
+        for q in terms:
+            q_freq, idf = self._term_freqs(q), (bm.idf.get(q) or 0)
+            if self.variant == "okapi":
+                score += idf * (q_freq * (bm.k1 + 1) / (q_freq + bm.k1 * norm))
+            elif self.variant == "plus":
+                score += idf * (bm.delta + (q_freq * (bm.k1 + 1)) / (bm.k1 * norm + q_freq))
+            else:  # l
+                ctd = q_freq / norm
+                score += idf * q_freq * (bm.k1 + 1) * (ctd + bm.delta) / (bm.k1 + ctd + bm.delta)
+        return score
 
     def search(self, query: str, k: int, flt: MetadataFilter | None = None) -> Pairs:
         if self._bm25 is None:
@@ -120,7 +152,7 @@ class BM25Index(FilterableRows):
             candidates = candidates[keep[candidates]]
         if candidates.size == 0:
             return []
-        scores = np.asarray(self._bm25.get_scores(terms), dtype=np.float64)
+        scores = self.scores(terms)
         return top_k(scores[candidates], k, candidates)
 
     def search_many(self, queries: Sequence[str], k: int, flt: MetadataFilter | None = None) -> list[Pairs]:
