@@ -6,8 +6,11 @@ non-space characters), whatever the spacing or case differences.
 """
 from __future__ import annotations
 
+import functools
 
-def _normalise(text: str) -> tuple[str, list[int]]:
+
+@functools.lru_cache(maxsize=512)  # a question set quotes the same few documents again and again
+def _normalise(text: str) -> tuple[str, tuple[int, ...]]:
     """Lower-case ``text`` and collapse each run of whitespace to one space.
 
     Returns the normalised string and, for each of its characters, the offset in ``text``
@@ -32,7 +35,7 @@ def _normalise(text: str) -> tuple[str, list[int]]:
     if out and out[-1] == " ":
         out.pop()
         origin.pop()
-    return "".join(out), origin
+    return "".join(out), tuple(origin)
 
 
 def normalise(text: str) -> str:

@@ -16,7 +16,7 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from fedlab.sweeps.grid import expand, grid_size, sweep_grid, varying
-from fedlab.sweeps.record import read_parent, write_record
+from fedlab.sweeps.record import read_parent, say_position, write_record
 from fedlab.sweeps.runs import children_of, unfinished_sweeps
 
 log = logging.getLogger(__name__)
@@ -129,6 +129,7 @@ class SweepCallback(Callback):
 
         if cli.INTERRUPTED:
             raise KeyboardInterrupt("the sweep was interrupted")
+        say_position()  # "config i of N: …" in the job's log, wherever the job runs
 
     def _close_unfinished(self) -> None:
         if self._open is None:

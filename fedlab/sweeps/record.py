@@ -69,3 +69,24 @@ def sweep_started() -> float | None:
     """When this job's sweep started (epoch seconds), or None."""
     started = _record_for_job().get("started")
     return float(started) if started else None
+
+
+def say_position() -> None:
+    """``config i of N: <overrides> (sweep elapsed, ETA)`` at a sweep job's start, in the job's
+    log file and on stderr (fedlab.progress), so a sweep piped to a file shows where it is."""
+    import logging
+
+    from hydra.core.hydra_config import HydraConfig
+
+    from fedlab.progress import config_line, note
+
+    position = sweep_position()
+    if position is None:
+        return
+    started = sweep_started()
+    elapsed = None if started is None else max(0.0, time.time() - started)
+    varying = set(varying_keys_for_job())  # what tells this config from the others, when the grid says
+    task = list(HydraConfig.get().overrides.task)
+    overrides = ([o for o in task if o.split("=", 1)[0].lstrip("+~") in varying] if varying
+                 else [o for o in task if not o.startswith(("experiment=", "mlflow."))])
+    note(logging.getLogger("fedlab.sweep"), config_line(*position, overrides, elapsed))
