@@ -18,24 +18,28 @@ from typing import Callable, Hashable, TypeVar
 T = TypeVar("T")
 MAX_PER_KIND = 8
 _store: dict[str, OrderedDict[Hashable, object]] = {}
+_MISSING = object()
+
+
+def recall(kind: str, key: Hashable, default: object = None) -> object:
+    """The object remembered for ``(kind, key)``, or ``default`` (nothing is made)."""
+    shelf = _store.get(kind)
+    if shelf is None or key not in shelf:
+        return default
+    shelf.move_to_end(key)
+    return shelf[key]
 
 
 def remember(kind: str, key: Hashable, make: Callable[[], T]) -> T:
     """The object remembered for ``(kind, key)``, or ``make()`` (remembered for next time)."""
+    found = recall(kind, key, _MISSING)
+    if found is not _MISSING:
+        return found  # type: ignore[return-value]
     shelf = _store.setdefault(kind, OrderedDict())
-    if key in shelf:
-        shelf.move_to_end(key)
-        return shelf[key]  # type: ignore[return-value]
-    value = make()
-    shelf[key] = value
+    value = shelf[key] = make()
     while len(shelf) > MAX_PER_KIND:
         shelf.popitem(last=False)
     return value
-
-
-def recalled(kind: str, key: Hashable) -> bool:
-    """Whether ``(kind, key)`` is remembered (without making it)."""
-    return key in _store.get(kind, ())
 
 
 def forget(kind: str | None = None) -> None:

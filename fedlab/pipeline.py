@@ -11,7 +11,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 import numpy as np
 from hydra.utils import instantiate
@@ -130,26 +130,37 @@ def _timed(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: st
     return path
 
 
-def _files_state(directory: Path) -> tuple | None:
-    """(name, size, mtime) of every file of an artifact directory; None when it has no manifest."""
+def _files_state(files: Iterable[Path]) -> tuple | None:
+    """(path, size, mtime) of each file: what a remembered object stays valid under (fedlab.memo);
+    None when one is missing."""
+    state = []
+    for f in files:
+        try:
+            st = f.stat()
+        except FileNotFoundError:
+            return None
+        state.append((str(f), st.st_size, st.st_mtime_ns))
+    return tuple(state)
+
+
+def _artifact_state(directory: Path) -> tuple | None:
+    """The files of an artifact directory (see _files_state); None when it has no manifest."""
+    directory = directory.resolve()  # absolute paths: the state names the cache it is in
     if not (directory / MANIFEST).is_file():
         return None
-    return tuple(sorted((p.relative_to(directory).as_posix(), st.st_size, st.st_mtime_ns)
-                        for p in directory.rglob("*") if p.is_file() for st in (p.stat(),)))
+    return _files_state(sorted(p for p in directory.rglob("*") if p.is_file()))
 
 
 def _loaded(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: str, build, load,
             what: str | None = None, variant: Any = None):
     """``load(path)`` of the artifact ``_timed`` gets or builds, remembered for the rest of the
     process (fedlab.memo): the next config of a sweep that uses it skips reading and verifying
-    it again. The memo is keyed by the cache root, the key, ``variant`` (load-time settings) and
-    the files' sizes and times, so an artifact changed on disk since is verified and read anew."""
-    final = cache.path(kind, key)
+    it again. The memo is keyed by the key, ``variant`` (load-time settings) and the files'
+    paths, sizes and times, so an artifact changed on disk since is verified and read anew."""
     t0 = time.perf_counter()
-    state = _files_state(final)
-    memo_key = (str(cache.root.resolve()), key, repr(variant), state)
-    if state is not None and memo.recalled(kind, memo_key):
-        obj = memo.remember(kind, memo_key, lambda: None)
+    state = _artifact_state(cache.path(kind, key))
+    obj = memo.recall(kind, (key, repr(variant), state)) if state is not None else None
+    if obj is not None:
         cache.stats[f"{kind}.hit"] += 1
         info.seconds[stage] = time.perf_counter() - t0
         info.cache[stage] = "hit"
@@ -158,7 +169,7 @@ def _loaded(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: s
         return obj
     path = _timed(info, stage, cache, kind, key, build, what)
     obj = load(path)
-    memo.remember(kind, (str(cache.root.resolve()), key, repr(variant), _files_state(path)), lambda: obj)
+    memo.remember(kind, (key, repr(variant), _artifact_state(path)), lambda: obj)
     return obj
 
 
@@ -310,11 +321,10 @@ class QueryCachingEmbedder:
 def shared_corpus(corpus_dir) -> Corpus:
     """``load_corpus``, remembered for the process (fedlab.memo) while its files are unchanged."""
     directory = Path(str(corpus_dir)).resolve()
-    files = [directory / "docs.jsonl", directory / "manifest.json"]
-    state = tuple((f.stat().st_size, f.stat().st_mtime_ns) if f.is_file() else None for f in files)
-    if None in state:
+    state = _files_state([directory / "docs.jsonl", directory / "manifest.json"])
+    if state is None:
         return load_corpus(corpus_dir)  # the one-line error
-    return memo.remember("corpus", (str(directory), state), lambda: load_corpus(corpus_dir))
+    return memo.remember("corpus", state, lambda: load_corpus(corpus_dir))
 
 
 def shared_embedder(node: DictConfig):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 PARENT_FILE = "mlflow_parent_run.json"
 
@@ -24,19 +25,26 @@ def read_parent(sweep_dir: Path) -> str:
     return json.loads((sweep_dir / PARENT_FILE).read_text())["run_id"]
 
 
-def _record_for_job() -> dict:
-    """What the callback recorded in the sweep directory for its jobs ({} outside a multirun)."""
+def _job() -> tuple[Any, dict] | None:
+    """(Hydra's config of this job, what the callback recorded for the sweep's jobs) in a
+    multirun; None outside one. The record is {} when the sweep directory holds none."""
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
     try:
         hc = HydraConfig.get()
     except ValueError:
-        return {}
+        return None
     if hc.mode != RunMode.MULTIRUN:
-        return {}
+        return None
     path = Path(hc.sweep.dir) / PARENT_FILE
-    return json.loads(path.read_text()) if path.is_file() else {}
+    return hc, (json.loads(path.read_text()) if path.is_file() else {})
+
+
+def _record_for_job() -> dict:
+    """What the callback recorded in the sweep directory for its jobs ({} outside a multirun)."""
+    job = _job()
+    return job[1] if job else {}
 
 
 def parent_run_for_job() -> str | None:
@@ -49,44 +57,22 @@ def varying_keys_for_job() -> list[str]:
     return list(_record_for_job().get("varying", []))
 
 
-def sweep_position() -> tuple[int, int | None] | None:
-    """(this job's number from 1, the sweep's number of configs or None) in a multirun; None
-    outside one."""
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
-    try:
-        hc = HydraConfig.get()
-    except ValueError:
-        return None
-    if hc.mode != RunMode.MULTIRUN:
-        return None
-    n = _record_for_job().get("n_configs")
-    return int(hc.job.num) + 1, (int(n) if n else None)
-
-
-def sweep_started() -> float | None:
-    """When this job's sweep started (epoch seconds), or None."""
-    started = _record_for_job().get("started")
-    return float(started) if started else None
-
-
 def say_position() -> None:
     """``config i of N: <overrides> (sweep elapsed, ETA)`` at a sweep job's start, in the job's
     log file and on stderr (fedlab.progress), so a sweep piped to a file shows where it is."""
     import logging
 
-    from hydra.core.hydra_config import HydraConfig
-
     from fedlab.progress import config_line, note
 
-    position = sweep_position()
-    if position is None:
+    job = _job()
+    if job is None:
         return
-    started = sweep_started()
-    elapsed = None if started is None else max(0.0, time.time() - started)
-    varying = set(varying_keys_for_job())  # what tells this config from the others, when the grid says
-    task = list(HydraConfig.get().overrides.task)
+    hc, record = job
+    n = int(record["n_configs"]) if record.get("n_configs") else None
+    started = record.get("started")
+    elapsed = max(0.0, time.time() - float(started)) if started else None
+    varying = set(record.get("varying", []))  # what tells this config from the others, when the grid says
+    task = list(hc.overrides.task)
     overrides = ([o for o in task if o.split("=", 1)[0].lstrip("+~") in varying] if varying
                  else [o for o in task if not o.startswith(("experiment=", "mlflow."))])
-    note(logging.getLogger("fedlab.sweep"), config_line(*position, overrides, elapsed))
+    note(logging.getLogger("fedlab.sweep"), config_line(int(hc.job.num) + 1, n, overrides, elapsed))

@@ -35,9 +35,11 @@ def finished_children(client, experiment_id: str, parent_id: str, split: str | N
             if r.info.status == "FINISHED" and (split is None or r.data.tags.get("dataset_split") == split)]
 
 
-def latest_finished_sweep(client, experiment_id: str) -> str | None:
-    """The parent run id of the most recent sweep that finished (None when there is none)."""
-    sweeps = client.search_runs([experiment_id], filter_string=PARENT_FILTER,
+def latest_finished_sweep(client, experiment_id: str, study: str | None = None) -> str | None:
+    """The parent run id of the most recent sweep (of ``study``, when given) that finished
+    (None when there is none)."""
+    named = f" and attributes.run_name = 'sweep:{study}'" if study else ""
+    sweeps = client.search_runs([experiment_id], filter_string=PARENT_FILTER + named,
                                 order_by=["attributes.start_time DESC"], max_results=20)
     finished = [r for r in sweeps if r.info.status == "FINISHED"]
     return finished[0].info.run_id if finished else None

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedlab.sweeps.runs import PARENT_FILTER, ChildRun, finished_children
+from fedlab.sweeps.runs import ChildRun, children_of, latest_finished_sweep
 
 ATTAINED = 1e-9  # a trial "finds" the grid's best when it scores within this of it
 
@@ -81,27 +81,12 @@ def expected_best_of_random_order(values: list[float]) -> list[float]:
     return out
 
 
-def in_run_order(children: list[ChildRun], objective: str, start_times: dict[str, int]) -> list[float]:
-    ordered = sorted(children, key=lambda c: start_times.get(c.run_id, 0))
-    return [c.metrics[objective] for c in ordered if objective in c.metrics]
-
-
-def latest_grid_sweep(client, experiment_id: str, study: str, exclude: str) -> str | None:
-    """The most recent finished sweep of ``study`` (its parent run id)."""
-    runs = client.search_runs([experiment_id], filter_string=PARENT_FILTER,
-                              order_by=["attributes.start_time DESC"], max_results=200)
-    for run in runs:
-        if run.info.run_id != exclude and run.info.run_name == f"sweep:{study}" and run.info.status == "FINISHED":
-            return run.info.run_id
-    return None
-
-
 def objectives_of(client, experiment_id: str, parent_id: str, objective: str) -> list[float]:
-    """A sweep's objective values in the order its configs started."""
-    from fedlab.sweeps.runs import children_of
-
-    starts = {r.info.run_id: r.info.start_time for r in children_of(client, experiment_id, parent_id)}
-    return in_run_order(finished_children(client, experiment_id, parent_id), objective, starts)
+    """A sweep's objective values, finished configs only, in the order they started."""
+    runs = sorted((r for r in children_of(client, experiment_id, parent_id) if r.info.status == "FINISHED"),
+                  key=lambda r: r.info.start_time)
+    metrics = [ChildRun.from_mlflow(r).metrics for r in runs]
+    return [m[objective] for m in metrics if objective in m]
 
 
 def comparison_figure(cmp: SearchComparison):
@@ -144,7 +129,7 @@ def comparison_markdown(cmp: SearchComparison) -> str:
 def report_search(client, experiment_id: str, parent_id: str, search_name: str, grid_study: str,
                   objective: str) -> SearchComparison | None:
     """Log the comparison to the search's parent run; None (and nothing logged) without a grid."""
-    grid_parent = latest_grid_sweep(client, experiment_id, grid_study, exclude=parent_id)
+    grid_parent = latest_finished_sweep(client, experiment_id, grid_study)  # this search's own run is still open
     if grid_parent is None:
         return None
     cmp = SearchComparison(objective, search_name, grid_study,
