@@ -14,7 +14,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections import Counter
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 
@@ -114,13 +114,19 @@ class ArtifactCache:
         back as a vector (truncated, empty, not numpy) is damaged: it is recomputed and replaced.
         Timing is the caller's business: a cached vector carries no latency."""
         path = self.query_vector_path(embedder_fp, text)
-        if path.is_file():
+        state = _file_state(path)
+        known = _QUERY_VECTORS.get((path, state)) if state is not None else None
+        if known is not None:  # read earlier in this process, and the file is unchanged
+            _QUERY_VECTORS.move_to_end((path, state))
+            self.stats["query_embeddings.hit"] += 1
+            return known, True
+        if state is not None:
             try:
                 with np.load(path, allow_pickle=False) as data:
                     vec = np.asarray(data["vector"], dtype=np.float32)
                 if vec.ndim == 1 and vec.size and np.isfinite(vec).all():
                     self.stats["query_embeddings.hit"] += 1
-                    return vec, True
+                    return _remembered(path, state, vec), True
             except Exception:  # noqa: BLE001 — EOFError, BadZipFile, ValueError, OSError, KeyError, ...
                 pass
             log.warning("cached query vector %s is damaged; recomputing it", path.name)
@@ -130,4 +136,28 @@ class ArtifactCache:
             with open(tmp, "wb") as fh:
                 np.savez(fh, vector=vec)
         self.stats["query_embeddings.miss"] += 1
-        return vec, False
+        return _remembered(path, _file_state(path), vec), False
+
+
+# Query vectors read or written in this process, by cache file and its (size, mtime): the configs of
+# a sweep embed the same questions. Read-only, so no caller can change a shared one.
+_QUERY_VECTORS: OrderedDict[tuple[Path, tuple[int, int]], np.ndarray] = OrderedDict()
+MAX_QUERY_VECTORS = 20_000
+
+
+def _file_state(path: Path) -> tuple[int, int] | None:
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def _remembered(path: Path, state: tuple[int, int] | None, vec: np.ndarray) -> np.ndarray:
+    vec.setflags(write=False)
+    if state is None:
+        return vec
+    _QUERY_VECTORS[(path, state)] = vec
+    while len(_QUERY_VECTORS) > MAX_QUERY_VECTORS:
+        _QUERY_VECTORS.popitem(last=False)
+    return vec

@@ -280,7 +280,9 @@ class QueryCachingEmbedder:
         self._embedder = embedder
         self._cache = cache
         query_side = getattr(embedder, "query_embedder", None)  # an Embedder's; duck-typed ones embed their own
-        self._query = query_side(cache) if query_side is not None else embedder  # e.g. MiniLM's ONNX export
+        # e.g. MiniLM's ONNX export; its session is remembered for the process like the embedder itself
+        self._query = embedder if query_side is None else memo.remember(
+            "query_embedder", (id(embedder), str(cache.root)), lambda: (embedder, query_side(cache)))[1]
         self._fingerprint = self._query.fingerprint()
         self.time_model = time_model
         self.share_timings = False  # see embed_query

@@ -146,7 +146,10 @@ class BM25Index(FilterableRows):
         lists = [self._postings[t] for t in set(terms) if t in self._postings]
         if k <= 0 or not lists:
             return []
-        candidates = np.unique(np.concatenate(lists))
+        hit = np.zeros(self._bm25.corpus_size, dtype=bool)  # the chunks holding a term, in index order
+        for postings in lists:
+            hit[postings] = True
+        candidates = np.flatnonzero(hit)
         keep = self.mask(flt)
         if keep is not None:
             candidates = candidates[keep[candidates]]

@@ -29,6 +29,7 @@ meeting is dated 2023-02-01).
 from __future__ import annotations
 
 import calendar
+import functools
 import re
 from dataclasses import dataclass
 from datetime import date, timedelta
@@ -323,7 +324,11 @@ def _segments(atoms: list[_Atom], text: str, today: date) -> list[_Segment]:
 def parse_date_hint(question: str, today: date | None = None) -> DateHint | None:
     """The date range ``question`` refers to, or None. ``today`` ends open ranges ("since 2023");
     pass the corpus end date to bound them by the data instead of the clock."""
-    today = today or date.today()
+    return _parsed(question, today or date.today())
+
+
+@functools.lru_cache(maxsize=4096)  # every config of a sweep parses the same questions; DateHint is frozen
+def _parsed(question: str, today: date) -> DateHint | None:
     atoms = _lend_years(_atoms(question, today))
     if not atoms:
         return None

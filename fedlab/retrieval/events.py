@@ -49,8 +49,9 @@ runoff ended" — it ended twice) or a question whose own date lies outside ever
 """
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 
 from fedlab.corpus.timeline import Meeting, Timeline, parse_number
@@ -717,6 +718,13 @@ _SCANNERS = None
 
 
 def _mentions(question: str) -> list[_Mention]:
+    """The event phrases of ``question``, in order (fresh copies: callers adjust them). The scan
+    is remembered per question: every config of a sweep resolves the same questions."""
+    return [replace(m) for m in _scanned(question)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _scanned(question: str) -> tuple[_Mention, ...]:
     global _SCANNERS
     if _SCANNERS is None:
         _SCANNERS = _scanners()
@@ -738,7 +746,7 @@ def _mentions(question: str) -> list[_Mention]:
             x.start += 1
         while x.end > x.start and text[x.end - 1].isspace():
             x.end -= 1
-    return sorted(found, key=lambda x: x.start)
+    return tuple(sorted(found, key=lambda x: x.start))
 
 
 # -- the timeline side -----------------------------------------------------------------------------

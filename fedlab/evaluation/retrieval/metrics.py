@@ -35,6 +35,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
+from fedlab import memo
 from fedlab.chunking.chunk import Chunk
 from fedlab.evaluation.record import QuestionRecord
 from fedlab.evaluation.retrieval.relevance import EvidenceSpan, build_qrels, canonical_ids, judge_ranking
@@ -150,6 +151,28 @@ def ranx_scores(
     return out
 
 
+def _judgments(evidence: Mapping[str, Sequence[EvidenceSpan]], all_chunks: Sequence[Chunk],
+               retrieved: Sequence[Chunk]) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """(canonical ids, qrels) over every chunk the configuration can return. They depend on the
+    chunks and the evidence only, so they are remembered for the process (fedlab.memo): the
+    configs of a sweep that share a chunking judge against the same qrels. A ranked list holding
+    a chunk the index does not (a config that builds its own) is judged afresh."""
+    # a chunk id names its document, span and chunker (fedlab.chunking.base.make_chunk_id)
+    key = (tuple(c.chunk_id for c in all_chunks), tuple(sorted(evidence.items())))
+
+    def judge() -> tuple[frozenset[str], dict[str, str], dict[str, dict[str, int]]]:
+        ids = canonical_ids(all_chunks)
+        return frozenset(key[0]), ids, build_qrels(evidence, all_chunks, ids)
+
+    indexed, ids, qrels = memo.remember("qrels", key, judge)
+    extra = [c for c in retrieved if c.chunk_id not in indexed]
+    if not extra:
+        return ids, qrels
+    known = [*all_chunks, *extra]
+    ids = canonical_ids(known)
+    return ids, build_qrels(evidence, known, ids)
+
+
 def evaluate_retrieval(
     evidence: Mapping[str, Sequence[EvidenceSpan]],
     rankings: Mapping[str, Sequence],
@@ -167,9 +190,7 @@ def evaluate_retrieval(
     if empty:
         raise ValueError(f"question {empty[0]} has no evidence span: recall is undefined")
     lists = {q: [_as_chunk(item) for item in rankings[q]] for q in evidence}
-    known = [*all_chunks, *(c for chunks in lists.values() for c in chunks)]
-    ids = canonical_ids(known)
-    qrels = build_qrels(evidence, known, ids)
+    ids, qrels = _judgments(evidence, all_chunks, [c for chunks in lists.values() for c in chunks])
     run = {q: judged_ids(chunks, ids) for q, chunks in lists.items()}
     by_ranx = ranx_scores(qrels, run, list(RANX_METRICS.values()))
 

@@ -21,6 +21,7 @@ scores (ties in BM25, incomparable scales after fusion) could reorder the list o
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -28,8 +29,11 @@ from fedlab.errors import FedlabError
 from fedlab.io import write_text
 
 
+_WHITESPACE = re.compile(r"\s")
+
+
 def _check_token(value: str, what: str) -> str:
-    if not value or any(ch.isspace() for ch in value):
+    if not value or _WHITESPACE.search(value):
         raise ValueError(f"TREC {what} must be non-empty without whitespace: {value!r}")
     return value
 
