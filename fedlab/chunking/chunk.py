@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import asdict, dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class Chunk:
             return self.parent_start, self.parent_end
         return self.start, self.end
 
-    @property
+    @cached_property  # read for every hit of every search (deduplication, judging)
     def passage_key(self) -> str:
         """The passage the user is shown, "doc_id:start-end": chunks that return the same
         passage (small_to_big children of one parent) share it."""

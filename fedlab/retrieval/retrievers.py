@@ -51,10 +51,18 @@ class _RowRetriever:
         n = min(len(self.chunks), k * self._fanout)
         while True:
             pairs = fetch(n)
-            hits = dedupe_passages(
-                [Hit(self.chunks[row], float(score), 0, {self.name: float(score)}) for row, score in pairs])
-            if len(hits) >= k or len(pairs) < n or n >= len(self.chunks):
-                return hits[:k]
+            hits: list[Hit] = []  # the best row of each passage (dedupe_passages, without a Hit per row)
+            seen: set[str] = set()
+            for row, score in pairs:
+                chunk = self.chunks[row]
+                if chunk.passage_key in seen:
+                    continue
+                seen.add(chunk.passage_key)
+                hits.append(Hit(chunk, float(score), len(hits) + 1, {self.name: float(score)}))
+                if len(hits) == k:
+                    return hits
+            if len(pairs) < n or n >= len(self.chunks):
+                return hits
             n = min(len(self.chunks), n * 2)
 
 
