@@ -21,7 +21,7 @@ from typing import Any, Callable
 import numpy as np
 from filelock import FileLock
 
-from fedlab import io
+from fedlab import io, memo
 
 log = logging.getLogger(__name__)
 MANIFEST = "_manifest.json"
@@ -114,7 +114,7 @@ class ArtifactCache:
         back as a vector (truncated, empty, not numpy) is damaged: it is recomputed and replaced.
         Timing is the caller's business: a cached vector carries no latency."""
         path = self.query_vector_path(embedder_fp, text)
-        state = _file_state(path)
+        state = memo.files_state([path])
         known = _QUERY_VECTORS.get((path, state)) if state is not None else None
         if known is not None:  # read earlier in this process, and the file is unchanged
             _QUERY_VECTORS.move_to_end((path, state))
@@ -136,24 +136,16 @@ class ArtifactCache:
             with open(tmp, "wb") as fh:
                 np.savez(fh, vector=vec)
         self.stats["query_embeddings.miss"] += 1
-        return _remembered(path, _file_state(path), vec), False
+        return _remembered(path, memo.files_state([path]), vec), False
 
 
 # Query vectors read or written in this process, by cache file and its (size, mtime): the configs of
 # a sweep embed the same questions. Read-only, so no caller can change a shared one.
-_QUERY_VECTORS: OrderedDict[tuple[Path, tuple[int, int]], np.ndarray] = OrderedDict()
+_QUERY_VECTORS: OrderedDict[tuple[Path, tuple], np.ndarray] = OrderedDict()
 MAX_QUERY_VECTORS = 20_000
 
 
-def _file_state(path: Path) -> tuple[int, int] | None:
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    return st.st_size, st.st_mtime_ns
-
-
-def _remembered(path: Path, state: tuple[int, int] | None, vec: np.ndarray) -> np.ndarray:
+def _remembered(path: Path, state: tuple | None, vec: np.ndarray) -> np.ndarray:
     vec.setflags(write=False)
     if state is None:
         return vec

@@ -13,7 +13,8 @@ Each kind keeps its ``MAX_PER_KIND`` most recently used objects; ``forget()`` dr
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Callable, Hashable, TypeVar
+from pathlib import Path
+from typing import Callable, Hashable, Iterable, TypeVar
 
 T = TypeVar("T")
 MAX_PER_KIND = 8
@@ -48,3 +49,16 @@ def forget(kind: str | None = None) -> None:
         _store.clear()
     else:
         _store.pop(kind, None)
+
+
+def files_state(files: Iterable[Path]) -> tuple | None:
+    """(path, size, mtime) of each file: what a remembered object stays valid under; None when
+    one is missing."""
+    state = []
+    for f in files:
+        try:
+            st = f.stat()
+        except OSError:
+            return None
+        state.append((str(f), st.st_size, st.st_mtime_ns))
+    return tuple(state)

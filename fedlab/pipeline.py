@@ -130,25 +130,12 @@ def _timed(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: st
     return path
 
 
-def _files_state(files: Iterable[Path]) -> tuple | None:
-    """(path, size, mtime) of each file: what a remembered object stays valid under (fedlab.memo);
-    None when one is missing."""
-    state = []
-    for f in files:
-        try:
-            st = f.stat()
-        except FileNotFoundError:
-            return None
-        state.append((str(f), st.st_size, st.st_mtime_ns))
-    return tuple(state)
-
-
 def _artifact_state(directory: Path) -> tuple | None:
-    """The files of an artifact directory (see _files_state); None when it has no manifest."""
+    """The files of an artifact directory (see fedlab.memo.files_state); None when it has no manifest."""
     directory = directory.resolve()  # absolute paths: the state names the cache it is in
     if not (directory / MANIFEST).is_file():
         return None
-    return _files_state(sorted(p for p in directory.rglob("*") if p.is_file()))
+    return memo.files_state(sorted(p for p in directory.rglob("*") if p.is_file()))
 
 
 def _loaded(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: str, build, load,
@@ -323,7 +310,7 @@ class QueryCachingEmbedder:
 def shared_corpus(corpus_dir) -> Corpus:
     """``load_corpus``, remembered for the process (fedlab.memo) while its files are unchanged."""
     directory = Path(str(corpus_dir)).resolve()
-    state = _files_state([directory / "docs.jsonl", directory / "manifest.json"])
+    state = memo.files_state([directory / "docs.jsonl", directory / "manifest.json"])
     if state is None:
         return load_corpus(corpus_dir)  # the one-line error
     return memo.remember("corpus", state, lambda: load_corpus(corpus_dir))

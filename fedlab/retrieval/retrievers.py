@@ -8,9 +8,11 @@ underlying index is asked for more rows until k distinct passages are found (or 
 """
 from __future__ import annotations
 
+import itertools
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
@@ -21,18 +23,23 @@ from fedlab.index.filter import MetadataFilter
 from fedlab.retrieval.types import Hit
 
 Pairs = list[tuple[int, float]]
+T = TypeVar("T")
+
+
+def first_per_passage(items: Iterable[T], chunk_of: Callable[[T], Chunk]) -> Iterator[T]:
+    """The items whose chunk is the first (best) of its returned passage, in order."""
+    seen: set[str] = set()
+    for item in items:
+        key = chunk_of(item).passage_key
+        if key not in seen:
+            seen.add(key)
+            yield item
 
 
 def dedupe_passages(hits: Sequence[Hit]) -> list[Hit]:
     """Keep the first (best) hit per returned passage; ranks renumbered from 1."""
-    seen: set[str] = set()
-    out = []
-    for h in hits:
-        key = h.chunk.passage_key
-        if key not in seen:
-            seen.add(key)
-            out.append(Hit(h.chunk, h.score, len(out) + 1, dict(h.sources)))
-    return out
+    return [Hit(h.chunk, h.score, rank, dict(h.sources))
+            for rank, h in enumerate(first_per_passage(hits, lambda h: h.chunk), start=1)]
 
 
 class _RowRetriever:
@@ -51,17 +58,10 @@ class _RowRetriever:
         n = min(len(self.chunks), k * self._fanout)
         while True:
             pairs = fetch(n)
-            hits: list[Hit] = []  # the best row of each passage (dedupe_passages, without a Hit per row)
-            seen: set[str] = set()
-            for row, score in pairs:
-                chunk = self.chunks[row]
-                if chunk.passage_key in seen:
-                    continue
-                seen.add(chunk.passage_key)
-                hits.append(Hit(chunk, float(score), len(hits) + 1, {self.name: float(score)}))
-                if len(hits) == k:
-                    return hits
-            if len(pairs) < n or n >= len(self.chunks):
+            best = itertools.islice(first_per_passage(pairs, lambda p: self.chunks[p[0]]), k)  # no Hit per row
+            hits = [Hit(self.chunks[row], float(score), rank, {self.name: float(score)})
+                    for rank, (row, score) in enumerate(best, start=1)]
+            if len(hits) >= k or len(pairs) < n or n >= len(self.chunks):
                 return hits
             n = min(len(self.chunks), n * 2)
 
