@@ -23,8 +23,9 @@ under ``document`` only the evidence's own document does.
 Each question weighs the same (macro average). A question that no chunk of the index can
 cover scores 0 everywhere; ``RetrievalEvaluation.unreachable`` names those questions.
 
-ranx orders a run by score, breaking ties arbitrarily; it is given rank-derived scores so
-that it judges exactly the order the pipeline returned, ties included (see ``to_ranx``).
+ranx judges exactly the order the pipeline returned, ties included: ``ranx_scores`` hands it
+each ranked list as rows in that order, and ``to_ranx`` (TREC files, significance tests) gives
+rank-derived scores, since ranx orders a ``Run`` by score and breaks ties arbitrarily.
 
 MLflow refuses ``@`` in metric names: fedlab.tracking logs ``mlflow_name(name)`` (``recall@5``
 -> ``recall_at_5``) and ``metric_from_mlflow_name`` reads them back.
@@ -131,22 +132,52 @@ def to_ranx(qrels: Mapping[str, Mapping[str, int]], *runs: Mapping[str, Sequence
     return (Qrels(judged) if judged else None), ranx_runs
 
 
+def _padded(rows: Sequence[Sequence[tuple[float, float]]], pad: tuple[float, float]):
+    """One (queries, longest, 2) float array of (id, value) rows, short lists filled with ``pad``."""
+    import numpy as np
+
+    out = np.full((len(rows), max(len(r) for r in rows), 2), pad, dtype=np.float64)
+    for i, r in enumerate(rows):
+        if r:
+            out[i, : len(r)] = r
+    return out
+
+
 def ranx_scores(
     qrels: Mapping[str, Mapping[str, int]], run: Mapping[str, Sequence[str]], metrics: Sequence[str]
 ) -> dict[str, dict[str, float]]:
-    """{qid: {ranx metric: value}} for the questions with at least one relevant id (else 0)."""
+    """{qid: {ranx metric: value}} for the questions with at least one relevant id (else 0).
+
+    ranx.evaluate is given its array form: per question, (id, grade) rows sorted by grade and
+    (id, score) rows in the ranked order, ids numbered, lists padded with ids that match
+    nothing (grade 0 rows are not relevant; padding after a run's end adds no gain to any of
+    these metrics). ``Qrels``/``Run`` objects would hold numba typed dicts, whose Python-side
+    methods numba compiles afresh in every process (about 5 s a process, measured); the
+    array kernels load from numba's on-disk cache.
+    """
     from ranx import evaluate
 
     out: dict[str, dict[str, float]] = {q: {m: 0.0 for m in metrics} for q, rels in qrels.items()
                                         if any(g > 0 for g in rels.values())}
-    ranx_qrels, (ranx_run,) = to_ranx(qrels, run)
-    if ranx_qrels is None or ranx_run is None:
+    queries = [q for q in out if run.get(q)]
+    if not queries:
         return out
+    codes: dict[str, int] = {}
+
+    def code(cid: str) -> int:
+        return codes.setdefault(cid, len(codes))
+
+    judged = [sorted(((code(c), g) for c, g in qrels[q].items() if g > 0), key=lambda row: -row[1])
+              for q in queries]
+    ranked = [[(code(c), len(run[q]) - j) for j, c in enumerate(run[q])] for q in queries]
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # numba's uint64->int64 cast notice on hashed ids
-        evaluate(ranx_qrels, ranx_run, list(metrics), return_mean=False, make_comparable=True)
+        warnings.simplefilter("ignore")  # numba's notices
+        scores = evaluate(_padded(judged, (-2.0, 0.0)), _padded(ranked, (-1.0, 0.0)), list(metrics),
+                          return_mean=False)
+    if len(metrics) == 1:  # ranx returns the bare array for a single metric
+        scores = {metrics[0]: scores}
     for m in metrics:
-        for q, value in ranx_run.scores[m].items():
+        for q, value in zip(queries, scores[m]):
             out[q][m] = float(value)
     return out
 
