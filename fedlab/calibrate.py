@@ -1,7 +1,7 @@
 """`python -m fedlab.calibrate`: fit the agent's answerability model on the dev split.
 
     python -m fedlab.calibrate                       # evaluate config, agent=default lm=extractive
-    python -m fedlab.calibrate --config production --target-precision 0.9
+    python -m fedlab.calibrate --config production --target-precision 0.9 --max-false-abstention 0.05
     python -m fedlab.calibrate --set retriever=bm25 --out /tmp/model.json
 
 The work is fedlab.evaluation.answers.calibrate's (the unmodelled agent over the split, each
@@ -26,6 +26,9 @@ def parse_args(argv: list[str] | None):
                    help="logistic regression heads (platt: the same, the name earlier versions used)")
     p.add_argument("--target-precision", type=float, default=None,
                    help="share of answered questions that must be answerable (default: agent.answerability.target_precision)")
+    p.add_argument("--max-false-abstention", type=float, default=None,
+                   help="share of answerable questions the threshold may abstain on, spent on abstaining from more "
+                        "unanswerable ones (default: agent.answerability.max_false_abstention)")
     p.add_argument("--split", default="dev", help="split to fit on (default: dev; never fit on test)")
     p.add_argument("--out", default=None, help="where to write the calibrator JSON")
     return p.parse_args(argv)
@@ -41,7 +44,8 @@ def main(argv: list[str] | None = None) -> int:
         console = Console(stderr=True)
         cfg = compose_for_agent(args.config, args.sets, args.split)
         result = calibrate(cfg, out=args.out, target_precision=args.target_precision, config_name=args.config,
-                           overrides=args.sets, console=console, method=args.method)
+                           overrides=args.sets, console=console, method=args.method,
+                           max_false_abstention=args.max_false_abstention)
     except FedlabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

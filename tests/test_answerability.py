@@ -13,7 +13,7 @@ from fedlab.agent.answerability import (ANSWER_CLASSES, AnswerabilityModel, Logi
 from fedlab.agent.evidence import (EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary, evidence_features,
                                    question_features, question_terms)
 from fedlab.agent.answerability_fit import (ANSWER_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
-                                                 fit_model)
+                                           fit_model, spend_false_abstentions)
 from fedlab.chunking.chunk import Chunk
 from fedlab.errors import FedlabError
 from fedlab.retrieval.types import DateHint, Hit
@@ -115,6 +115,25 @@ def test_heads_reproduce_scikit_learn_and_survive_json(tmp_path):
     low, high = dict(rows[0].features, idf_coverage=0.05), dict(rows[0].features, idf_coverage=0.95)
     assert model.outcome(high).answerable > model.outcome(low).answerable
     assert 0 < model.threshold < 1 and model.meta["threshold_from"] == "out-of-fold"
+
+
+def test_a_false_abstention_budget_raises_the_threshold_as_far_as_it_allows():
+    p = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95])
+    answerable = np.array([0, 0, 1, 0, 1, 0, 1, 1, 1, 1], dtype=bool)
+    kept = np.ones(10, dtype=bool)
+    base = choose_threshold(p, answerable, kept, 0.5)
+    assert base == pytest.approx(0.1)
+    assert spend_false_abstentions(p, answerable, kept, base, None) == base
+    # 6 answerable: abstaining below 0.5 drops one (1/6), below 0.7 two (2/6)
+    assert spend_false_abstentions(p, answerable, kept, base, 0.0) == pytest.approx(0.3)
+    assert spend_false_abstentions(p, answerable, kept, base, 0.2) == pytest.approx(0.5)
+    assert spend_false_abstentions(p, answerable, kept, base, 0.34) == pytest.approx(0.7)
+    assert spend_false_abstentions(p, answerable, kept, 0.6, 0.0) == pytest.approx(0.6)  # never lowered
+    # an answerable question the off-topic head already removes uses up the budget
+    assert spend_false_abstentions(p, answerable, kept, base, 0.1) == pytest.approx(0.3)
+    off = kept.copy()
+    off[2] = False
+    assert spend_false_abstentions(p, answerable, off, base, 0.1) == pytest.approx(base)
 
 
 def test_threshold_is_the_lowest_that_reaches_the_precision():

@@ -9,9 +9,14 @@ scikit-learn logistic regressions on standardised features (L2, C=1: a few hundr
 coefficients are stored.
 
 The abstention threshold is chosen on out-of-fold predictions (stratified 5-fold), never on the
-fitted rows' own: the lowest P(answerable) at which the questions kept — those the off-topic head
-lets through with P(answerable) at or above it — are answerable at least ``target_precision`` of
-the time, which keeps as many answerable questions as the target allows.
+fitted rows' own, for two stated targets:
+
+- ``target_precision``: the lowest P(answerable) at which the questions kept — those the
+  off-topic head lets through with P(answerable) at or above it — are answerable at least that
+  share of the time;
+- ``max_false_abstention``: then raised as far as that budget allows: the highest threshold at
+  which at most that share of the answerable questions are abstained on, so that the budget is
+  spent on abstaining from more of the unanswerable ones (None: the precision target alone).
 """
 from __future__ import annotations
 
@@ -103,6 +108,23 @@ def choose_threshold(p_answerable: np.ndarray, answerable: np.ndarray, kept: np.
     return 1.0
 
 
+def spend_false_abstentions(p_answerable: np.ndarray, answerable: np.ndarray, kept: np.ndarray, threshold: float,
+                            max_false_abstention: float | None) -> float:
+    """The highest threshold, not below ``threshold``, at which at most ``max_false_abstention`` of
+    the answerable rows are abstained on (not kept by the off-topic head, or below the threshold);
+    ``threshold`` itself when no higher one stays within the budget, or with no budget."""
+    if max_false_abstention is None or not answerable.any():
+        return threshold
+    best = threshold
+    for t in sorted(set(np.round(p_answerable[kept], 6).tolist())):
+        if t <= threshold:
+            continue
+        if (~kept | (p_answerable < t))[answerable].mean() > max_false_abstention:
+            break
+        best = float(t)
+    return best
+
+
 def _auroc(score: np.ndarray, positive: np.ndarray) -> float:
     """ROC AUC of ``score`` for ``positive`` (both classes are present: ``fit_model`` requires them)."""
     from sklearn.metrics import roc_auc_score
@@ -111,7 +133,7 @@ def _auroc(score: np.ndarray, positive: np.ndarray) -> float:
 
 
 def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: float, off_topic_threshold: float,
-              meta: dict | None = None) -> AnswerabilityModel:
+              meta: dict | None = None, max_false_abstention: float | None = None) -> AnswerabilityModel:
     outcome, off = _labels(rows)
     if len(set(outcome.tolist())) < len(ANSWER_CLASSES) or len(set(off.tolist())) < 2:
         raise FedlabError("fitting the answerability model needs correct, wrong and unanswerable answers and "
@@ -123,9 +145,12 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
     p_answerable, p_off = out_of_fold(rows, c_answer, c_off)
     answerable = outcome != ANSWER_CLASSES.index("unanswerable")
     threshold = choose_threshold(p_answerable, answerable, p_off < off_topic_threshold, target_precision)
+    threshold = spend_false_abstentions(p_answerable, answerable, p_off < off_topic_threshold, threshold,
+                                        max_false_abstention)
     kept = (p_off < off_topic_threshold) & (p_answerable >= threshold)
     meta = {**(meta or {}), "n": len(rows), "outcomes": {c: int((outcome == i).sum()) for i, c in enumerate(ANSWER_CLASSES)},
-            "off_topic": int(off.sum()), "target_precision": target_precision, "threshold_from": "out-of-fold",
+            "off_topic": int(off.sum()), "target_precision": target_precision, "max_false_abstention": max_false_abstention,
+            "threshold_from": "out-of-fold",
             "c_answer": c_answer, "c_off_topic": c_off,
             # how the chosen threshold does on the rows no fold was fitted on
             "oof_auroc_answerable": _auroc(p_answerable, answerable),

@@ -27,7 +27,7 @@ class AgentSettings:
     signal_top_n: int = 5
     bm25_half: float = 10.0  # BM25 score mapped to 0.5 by the top_score signal
     calibration: str | None = None  # the answerability model (fedlab.agent.answerability); None: unmodelled
-    answerability: dict = field(default_factory=dict)  # threshold (None: the model's), target_precision
+    answerability: dict = field(default_factory=dict)  # threshold (None: the model's), the targets it was fitted for
     off_topic_threshold: float = 0.5  # P(off topic) at or above which the question is off topic
     decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence
     today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today

@@ -129,7 +129,9 @@ def chosen_threshold(out: str) -> dict:
     from fedlab.agent.answerability import load_model
 
     model = load_model(out)
-    return {"target_precision": model.meta.get("target_precision"), "threshold": round(model.threshold, 6)}
+    budget = model.meta.get("max_false_abstention")
+    return {"target_precision": model.meta.get("target_precision"),
+            **({"max_false_abstention": budget} if budget is not None else {}), "threshold": round(model.threshold, 6)}
 
 
 def calibration_ref(out: str) -> str:

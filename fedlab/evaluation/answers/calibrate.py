@@ -32,6 +32,7 @@ class CalibrationResult:
     n_searched: int  # questions the agent searched: the rows the model was fitted on
     n_correct: int  # of those, answered correctly with no model
     target_precision: float
+    max_false_abstention: float | None = None
 
 
 def compose_for_agent(config: str, sets: Sequence[str], split: str):
@@ -57,14 +58,16 @@ def print_result(result: CalibrationResult, console: Console) -> None:
     model, out, target = result.model, result.out, result.target_precision
     console.print(f"{result.n_questions} {result.split} questions ({result.n_searched} searched, {result.n_correct} "
                   f"answered correctly with no model); answerability model -> {out}")
-    console.print(f"threshold P(answerable) >= {model.threshold:.3f} for precision {target:.2f} (out of fold): "
+    budget = result.max_false_abstention
+    spent = "" if budget is None else f", false abstention <= {budget:.2f}"
+    console.print(f"threshold P(answerable) >= {model.threshold:.3f} for precision {target:.2f}{spent} (out of fold): "
                   f"answers {model.meta['oof_answered']:.2f} of the searched questions, abstains on "
                   f"{model.meta['oof_abstention_on_unanswerable']:.2f} of the unanswerable, "
                   f"{model.meta['oof_false_abstention']:.2f} of the answerable; AUROC answerable "
                   f"{model.meta['oof_auroc_answerable']:.3f}, off topic {model.meta['oof_auroc_off_topic']:.3f}")
     console.print("add to the production config (YAML), or pass the overrides:")
     print(f"agent:\n  calibration: {config_path(out)}\n  answerability:\n    threshold: {model.threshold}\n"
-          f"    target_precision: {target}")
+          f"    target_precision: {target}\n    max_false_abstention: {budget}")
     print(f"agent.calibration='{config_path(out)}' agent.answerability.threshold={model.threshold}")
 
 
@@ -77,10 +80,11 @@ def default_out(cfg) -> Path:
 
 def calibrate(cfg, out: str | Path | None = None, target_precision: float | None = None, config_name: str = "",
               overrides: Sequence[str] = (), console: Console | None = None,
-              method: str = "logistic") -> CalibrationResult:
+              method: str = "logistic", max_false_abstention: float | None = None) -> CalibrationResult:
     """Collect the rows on ``cfg`` (composed with the agent, ``agent.calibration=null``), fit, write.
 
-    ``target_precision`` defaults to ``agent.answerability.target_precision``; ``config_name`` and
+    ``target_precision`` defaults to ``agent.answerability.target_precision`` and
+    ``max_false_abstention`` to ``agent.answerability.max_false_abstention``; ``config_name`` and
     ``overrides`` (what ``cfg`` was composed from) are recorded in the model's provenance.
     ``method``: logistic-regression heads ("platt" is the name earlier versions used for them).
     """
@@ -100,6 +104,12 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
         float(cfg.agent.get("answerability", {}).get("target_precision") or 0.9)
     if not 0.0 < target <= 1.0:
         raise FedlabError(f"--target-precision={target} must be in (0, 1]")
+    budget = max_false_abstention if max_false_abstention is not None else \
+        cfg.agent.get("answerability", {}).get("max_false_abstention")
+    if budget is not None:
+        budget = float(budget)
+        if not 0.0 <= budget < 1.0:
+            raise FedlabError(f"--max-false-abstention={budget} must be in [0, 1)")
     questions = load_split(cfg.dataset.path, cfg.dataset.split)
     pipeline = build_pipeline(cfg, progress=True)  # what a cold cache builds, shown on stderr
     vocabulary = Vocabulary.from_chunks(pipeline.chunks)
@@ -118,8 +128,8 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
             "corpus_hash": pipeline.corpus.content_hash,
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": config_name, "sets": list(overrides),
             "method": "logistic"}  # every name in METHODS fits the same heads
-    model = fit_model(rows, vocabulary, target, off_threshold, meta=meta)
+    model = fit_model(rows, vocabulary, target, off_threshold, meta=meta, max_false_abstention=budget)
     path = Path(out) if out else default_out(cfg)
     model.save(path)
     return CalibrationResult(model, path, cfg.dataset.split, len(questions), len(rows),
-                             sum(r.outcome == "correct" for r in rows), target)
+                             sum(r.outcome == "correct" for r in rows), target, budget)
