@@ -67,7 +67,7 @@ def print_result(result: CalibrationResult, console: Console) -> None:
                   f"{model.meta['oof_auroc_answerable']:.3f}, off topic {model.meta['oof_auroc_off_topic']:.3f}")
     console.print("add to the production config (YAML), or pass the overrides:")
     print(f"agent:\n  calibration: {config_path(out)}\n  answerability:\n    threshold: {model.threshold}\n"
-          f"    target_precision: {target}\n    max_false_abstention: {budget}")
+          f"    target_precision: {target}" + ("" if budget is None else f"\n    max_false_abstention: {budget}"))
     print(f"agent.calibration='{config_path(out)}' agent.answerability.threshold={model.threshold}")
 
 
