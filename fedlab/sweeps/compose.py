@@ -48,7 +48,7 @@ class SweepConfigLoader(ConfigLoaderImpl):
         self._forget()
 
     def _forget(self) -> None:
-        self._is_group: dict[str, bool] = {}
+        self._is_group: dict[tuple, bool] = {}
         self._defaults: dict[tuple, DefaultsList] = {}
         self._composed: dict[tuple, DictConfig] = {}
 
@@ -62,10 +62,10 @@ class SweepConfigLoader(ConfigLoaderImpl):
     def _is_value_override(self, override: Override, repo) -> bool:
         """Hydra's own rule (defaults_list.Overrides): a value override sets a key, a group
         override chooses a config; a dict value is always a value override."""
-        group = override.key_or_group
-        if group not in self._is_group:
-            self._is_group[group] = repo.group_exists(group)
-        return isinstance(override.value(), dict) or not self._is_group[group]
+        key = (_sources(repo), override.key_or_group)
+        if key not in self._is_group:
+            self._is_group[key] = repo.group_exists(override.key_or_group)
+        return isinstance(override.value(), dict) or not self._is_group[key]
 
     def _defaults_list(self, repo, config_name: Optional[str], overrides: List[Override],
                        run_mode: RunMode) -> DefaultsList:
