@@ -96,12 +96,16 @@ def out_of_fold(rows: Sequence[Row], c_answer: float, c_off: float, seed: int = 
     return p_answer[:, 0] + p_answer[:, 1], p_off
 
 
+def _candidates(p_answerable: np.ndarray, kept: np.ndarray) -> list[float]:
+    """The thresholds worth trying: the kept rows' distinct P(answerable), ascending."""
+    return sorted(set(np.round(p_answerable[kept], 6).tolist()))
+
+
 def choose_threshold(p_answerable: np.ndarray, answerable: np.ndarray, kept: np.ndarray,
                      target_precision: float) -> float:
     """The lowest threshold at which the kept rows at or above it are answerable at least
     ``target_precision`` of the time (1.0, answering nothing, when no threshold reaches it)."""
-    candidates = sorted(set(np.round(p_answerable[kept], 6).tolist()))
-    for t in candidates:
+    for t in _candidates(p_answerable, kept):
         chosen = kept & (p_answerable >= t)
         if chosen.any() and answerable[chosen].mean() >= target_precision:
             return float(t)
@@ -116,7 +120,7 @@ def spend_false_abstentions(p_answerable: np.ndarray, answerable: np.ndarray, ke
     if max_false_abstention is None or not answerable.any():
         return threshold
     best = threshold
-    for t in sorted(set(np.round(p_answerable[kept], 6).tolist())):
+    for t in _candidates(p_answerable, kept):
         if t <= threshold:
             continue
         if (~kept | (p_answerable < t))[answerable].mean() > max_false_abstention:
@@ -144,10 +148,10 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
     off_topic = _pipeline(c_off).fit(x_off, off)
     p_answerable, p_off = out_of_fold(rows, c_answer, c_off)
     answerable = outcome != ANSWER_CLASSES.index("unanswerable")
-    threshold = choose_threshold(p_answerable, answerable, p_off < off_topic_threshold, target_precision)
-    threshold = spend_false_abstentions(p_answerable, answerable, p_off < off_topic_threshold, threshold,
-                                        max_false_abstention)
-    kept = (p_off < off_topic_threshold) & (p_answerable >= threshold)
+    on_topic = p_off < off_topic_threshold
+    threshold = choose_threshold(p_answerable, answerable, on_topic, target_precision)
+    threshold = spend_false_abstentions(p_answerable, answerable, on_topic, threshold, max_false_abstention)
+    kept = on_topic & (p_answerable >= threshold)
     meta = {**(meta or {}), "n": len(rows), "outcomes": {c: int((outcome == i).sum()) for i, c in enumerate(ANSWER_CLASSES)},
             "off_topic": int(off.sum()), "target_precision": target_precision, "max_false_abstention": max_false_abstention,
             "threshold_from": "out-of-fold",

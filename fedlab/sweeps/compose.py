@@ -17,10 +17,15 @@ import copy
 import os
 from typing import Any, List, Optional
 
-from hydra._internal.config_loader_impl import ConfigLoaderImpl
+from hydra import __version__ as HYDRA_VERSION
+from hydra import version
+from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
 from hydra._internal.defaults_list import DefaultsList, create_defaults_list
+from hydra.conf import ConfigSourceInfo
+from hydra.core.config_loader import ConfigLoader
 from hydra.core.default_element import ResultDefault
 from hydra.core.override_parser.types import Override
+from hydra.core.utils import JobRuntime
 from hydra.types import RunMode
 from omegaconf import DictConfig, OmegaConf, open_dict
 
@@ -29,9 +34,15 @@ HYDRA_SERIES = "1.3."
 
 def supported() -> bool:
     """True under the Hydra release series whose loader this one follows."""
-    import hydra
+    return HYDRA_VERSION.startswith(HYDRA_SERIES)
 
-    return hydra.__version__.startswith(HYDRA_SERIES)
+
+def for_sweep(loader: ConfigLoader) -> ConfigLoader:
+    """The loader a sweep's launcher should compose its jobs with: a SweepConfigLoader over
+    Hydra's own, under the Hydra series it follows; any other loader as it is."""
+    if supported() and type(loader) is ConfigLoaderImpl:
+        return SweepConfigLoader(loader)
+    return loader
 
 
 def _sources(repo) -> tuple:
@@ -96,12 +107,6 @@ class SweepConfigLoader(ConfigLoaderImpl):
     ) -> DictConfig:
         # Hydra 1.3.8's ConfigLoaderImpl._load_configuration_impl; only the defaults list differs
         # (remembered per choice of groups, above).
-        from hydra import __version__, version
-        from hydra.conf import ConfigSourceInfo
-        from hydra.core.utils import JobRuntime
-
-        from hydra._internal.config_loader_impl import get_overrides_dirname
-
         self.ensure_main_config_source_available()
         parsed_overrides, caching_repo = self._parse_overrides_and_create_caching_repo(config_name, overrides)
 
@@ -129,7 +134,7 @@ class SweepConfigLoader(ConfigLoaderImpl):
             for key in cfg.hydra.job.env_copy:
                 cfg.hydra.job.env_set[key] = os.environ[key]
 
-        cfg.hydra.runtime.version = __version__
+        cfg.hydra.runtime.version = HYDRA_VERSION
         cfg.hydra.runtime.version_base = version.getbase()
         cfg.hydra.runtime.cwd = os.getcwd()
         cfg.hydra.runtime.config_sources = [

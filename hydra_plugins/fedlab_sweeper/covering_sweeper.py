@@ -16,10 +16,8 @@ from fedlab.sweeps.grid import covering_jobs
 
 class CoveringSweeper(BasicSweeper):
     def setup(self, *, hydra_context: HydraContext, task_function, config) -> None:
-        loader = hydra_context.config_loader
-        if compose.supported() and type(loader) is compose.ConfigLoaderImpl:
-            hydra_context = HydraContext(config_loader=compose.SweepConfigLoader(loader),
-                                         callbacks=hydra_context.callbacks)
+        hydra_context = HydraContext(config_loader=compose.for_sweep(hydra_context.config_loader),
+                                     callbacks=hydra_context.callbacks)
         super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
 
     def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:

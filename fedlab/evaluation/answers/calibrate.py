@@ -100,12 +100,13 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
     from fedlab.pipeline import build_pipeline
 
     console = console or Console(stderr=True)
+    answerability = cfg.agent.get("answerability", {})
     target = target_precision if target_precision is not None else \
-        float(cfg.agent.get("answerability", {}).get("target_precision") or 0.9)
+        float(answerability.get("target_precision") or 0.9)
     if not 0.0 < target <= 1.0:
         raise FedlabError(f"--target-precision={target} must be in (0, 1]")
     budget = max_false_abstention if max_false_abstention is not None else \
-        cfg.agent.get("answerability", {}).get("max_false_abstention")
+        answerability.get("max_false_abstention")
     if budget is not None:
         budget = float(budget)
         if not 0.0 <= budget < 1.0:
