@@ -3,6 +3,7 @@
     python -m fedlab.calibrate                       # evaluate config, agent=default lm=extractive
     python -m fedlab.calibrate --config production --target-precision 0.9 --max-false-abstention 0.05
     python -m fedlab.calibrate --set retriever=bm25 --out /tmp/model.json
+    python -m fedlab.calibrate --config production --cross-fit   # dev figures on unseen questions; writes nothing
 
 The work is fedlab.evaluation.answers.calibrate's (the unmodelled agent over the split, each
 answer judged, the model fitted by fedlab.agent.answerability_fit). The lines that make a config
@@ -29,6 +30,9 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--max-false-abstention", type=float, default=None,
                    help="share of answerable questions the threshold may abstain on, spent on abstaining from more "
                         "unanswerable ones (default: agent.answerability.max_false_abstention)")
+    p.add_argument("--cross-fit", action="store_true",
+                   help="write nothing: measure the agent on the split with each question answered by a model fitted "
+                        "on the other folds (the figures to choose settings by)")
     p.add_argument("--split", default="dev", help="split to fit on (default: dev; never fit on test)")
     p.add_argument("--out", default=None, help="where to write the calibrator JSON")
     return p.parse_args(argv)
@@ -37,12 +41,17 @@ def parse_args(argv: list[str] | None):
 def main(argv: list[str] | None = None) -> int:
     from rich.console import Console
 
-    from fedlab.evaluation.answers.calibrate import calibrate, compose_for_agent, print_result
+    from fedlab.evaluation.answers.calibrate import calibrate, compose_for_agent, cross_fit, print_cross_fit, print_result
 
     try:
         args = parse_args(argv)
         console = Console(stderr=True)
         cfg = compose_for_agent(args.config, args.sets, args.split)
+        if args.cross_fit:
+            outcome = cross_fit(cfg, target_precision=args.target_precision,
+                                max_false_abstention=args.max_false_abstention, console=console)
+            print_cross_fit(outcome.metrics, args.split)
+            return 0
         result = calibrate(cfg, out=args.out, target_precision=args.target_precision, config_name=args.config,
                            overrides=args.sets, console=console, method=args.method,
                            max_false_abstention=args.max_false_abstention)

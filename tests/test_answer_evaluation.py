@@ -367,7 +367,7 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"calibration: {cal.resolve()}" in proc.stdout
     fitted = json.loads(cal.read_text())
-    assert fitted["kind"] == "fedlab.answerability/1" and fitted["meta"]["split"] == "dev"
+    assert fitted["kind"] == "fedlab.answerability/2" and fitted["meta"]["split"] == "dev"
     assert fitted["meta"]["retriever"] == "bm25" and fitted["meta"]["threshold_from"] == "out-of-fold"
     # out of fold on dev, the model must tell answerable from unanswerable questions better than chance
     assert fitted["meta"]["oof_auroc_answerable"] > 0.6 and 0 < fitted["threshold"] < 1
@@ -410,3 +410,21 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
                 "citations", "correct", "missing_facts", "support", "citation_support"):
         assert key in row, key
     assert all(c["valid"] for r in rows for c in r["citations"])
+
+
+def test_cross_fit_measures_the_split_on_unseen_questions_and_writes_nothing(corpus_dir, tmp_path):
+    data = corpus_dir.parent.parent
+    out = tmp_path / "never.json"
+    proc = subprocess.run([sys.executable, "-m", "fedlab.calibrate", "--set", "retriever=bm25",
+                           "--set", f"paths.data_dir={data}", "--cross-fit", "--out", str(out)],
+                          cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert not out.exists()
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("# dev, cross-fitted")
+    m = {name: float(value) for name, value in (line.split() for line in lines[1:])}
+    for name in ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "ece", "brier", "auroc",
+                 "coverage@precision0.9", "abstention_rate.unanswerable", "answer_accuracy.factual"):
+        assert 0.0 <= m[name] <= 1.0, name
+    assert m["citation_validity"] == 1.0
+    assert "cross-fitted answering: 131/131" in proc.stderr

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedlab.agent.answerability import (ANSWER_CLASSES, AnswerabilityModel, LogisticHead, load_model)
+from fedlab.agent.answerability import (ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, AnswerabilityModel, LogisticHead,
+                                       load_model)
 from fedlab.agent.evidence import (EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary, evidence_features,
                                    question_features, question_terms)
 from fedlab.agent.answerability_fit import (ANSWER_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
@@ -97,10 +98,21 @@ def test_heads_reproduce_scikit_learn_and_survive_json(tmp_path):
     rows = _rows()
     model = fit_model(rows, VOCAB, target_precision=0.9, off_topic_threshold=0.5, meta={"retriever": "bm25"})
     x = np.array([[r.features[n] for n in ANSWER_FEATURES] for r in rows])
-    y = [ANSWER_CLASSES.index(r.outcome) for r in rows]
-    reference = make_pipeline(StandardScaler(), LogisticRegression(C=model.meta["c_answer"], max_iter=5000)).fit(x, y)
-    np.testing.assert_allclose(model.answer.proba_many([r.features for r in rows]), reference.predict_proba(x),
-                               atol=1e-9)
+    answerable = np.array([r.outcome != "unanswerable" for r in rows])
+    correct = np.array([r.outcome == "correct" for r in rows])
+
+    def reference(c: float, x, y):
+        return make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=5000)).fit(x, y).predict_proba(x)[:, 1]
+
+    p_answerable = reference(model.meta["c_answerable"], x, answerable)
+    np.testing.assert_allclose(model.answerable.proba_many([r.features for r in rows])[:, 1], p_answerable, atol=1e-9)
+    # P(correct | answerable) is fitted on the answerable rows only, and applies to every row
+    p_correct = make_pipeline(StandardScaler(), LogisticRegression(C=model.meta["c_correct"], max_iter=5000)).fit(
+        x[answerable], correct[answerable]).predict_proba(x)[:, 1]
+    outcomes = [model.outcome(r.features) for r in rows]
+    np.testing.assert_allclose([o.correct for o in outcomes], p_answerable * p_correct, atol=1e-9)
+    np.testing.assert_allclose([o.unanswerable for o in outcomes], 1 - p_answerable, atol=1e-9)
+    np.testing.assert_allclose([o.correct + o.wrong + o.unanswerable for o in outcomes], 1.0, atol=1e-12)
     xo = np.array([[r.features.get(n, 0.0) for n in OFF_TOPIC_FEATURES] for r in rows])
     ref_off = make_pipeline(StandardScaler(), LogisticRegression(C=model.meta["c_off_topic"], max_iter=5000)).fit(
         xo, [r.off_topic for r in rows])
@@ -115,7 +127,33 @@ def test_heads_reproduce_scikit_learn_and_survive_json(tmp_path):
     low, high = dict(rows[0].features, idf_coverage=0.05), dict(rows[0].features, idf_coverage=0.95)
     assert model.outcome(high).answerable > model.outcome(low).answerable
     assert 0 < model.threshold < 1 and model.meta["threshold_from"] == "out-of-fold"
+    # among answerable rows, correctness follows idf_coverage too: the correctness head finds it
+    assert model.outcome(high).correct / model.outcome(high).answerable > \
+        model.outcome(low).correct / model.outcome(low).answerable
+    assert model.meta["oof_auroc_correct"] > 0.5
 
+
+def test_each_head_gets_the_regularisation_its_own_rows_prefer():
+    """Correctness that the features do not predict is shrunk to its base rate, whatever the
+    strength the answerable head needs."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for r in _rows(300, seed=3):
+        if r.outcome in ("correct", "wrong"):  # a coin flip, unrelated to the features
+            r = Row(r.features, "correct" if rng.uniform() < 0.5 else "wrong", r.off_topic)
+        rows.append(r)
+    model = fit_model(rows, VOCAB, 0.9, 0.5)
+    from fedlab.agent.answerability_fit import C_GRID
+
+    assert model.meta["c_correct"] == min(C_GRID) < model.meta["c_answerable"]
+    given = [r for r in rows if r.outcome != "unanswerable"]
+    share = [model.outcome(r.features).correct / model.outcome(r.features).answerable for r in given]
+    # the answerable head's strength would have fitted the coin flips far more confidently
+    from fedlab.agent.answerability_fit import _pipeline
+
+    x = np.array([[r.features[n] for n in ANSWER_FEATURES] for r in given])
+    loose = _pipeline(model.meta["c_answerable"]).fit(x, [r.outcome == "correct" for r in given]).predict_proba(x)[:, 1]
+    assert np.std(share) < 0.5 * np.std(loose)
 
 def test_a_false_abstention_budget_raises_the_threshold_as_far_as_it_allows():
     p = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95])
@@ -175,12 +213,12 @@ def test_the_shipped_models_were_fitted_on_dev_for_their_retriever():
 
 def constant_model(p_correct: float, p_wrong: float, p_off: float, threshold: float) -> AnswerabilityModel:
     """A model whose heads ignore the features: the agent's decisions are then known."""
-    p_un = 1.0 - p_correct - p_wrong
-    answer = LogisticHead(list(ANSWER_CLASSES), ["idf_coverage"], [0.0], [1.0], [[0.0], [0.0], [0.0]],
-                          [math.log(p_correct), math.log(p_wrong), math.log(p_un)])
-    off = LogisticHead(["on_topic", "off_topic"], ["top_dense"], [0.0], [1.0], [[0.0]],
-                       [math.log(p_off / (1 - p_off))])
-    return AnswerabilityModel(VOCAB, off, answer, threshold, {"retriever": "bm25"})
+    def constant(classes, p: float) -> LogisticHead:  # P(classes[1]) = p
+        return LogisticHead(list(classes), ["idf_coverage"], [0.0], [1.0], [[0.0]], [math.log(p / (1 - p))])
+
+    answerable = p_correct + p_wrong
+    return AnswerabilityModel(VOCAB, constant(("on_topic", "off_topic"), p_off), constant(ANSWERABLE_CLASSES, answerable),
+                              constant(CORRECTNESS_CLASSES, p_correct / answerable), threshold, {"retriever": "bm25"})
 
 
 def test_constant_model_probabilities():

@@ -1,15 +1,20 @@
 """The answerability model: one fitted object behind every evidence decision and every reported
 confidence of the agent (fitted on the dev split by ``python -m fedlab.calibrate``).
 
-Two logistic heads over the features of fedlab.agent.evidence, applied with numpy only (the fit,
-fedlab.agent.answerability_fit, is scikit-learn's; its coefficients are stored as plain JSON with
-the corpus vocabulary):
+Three logistic heads over the features of fedlab.agent.evidence, applied with numpy only (the
+fit, fedlab.agent.answerability_fit, is scikit-learn's; its coefficients are stored as plain JSON
+with the corpus vocabulary):
 
 - ``off_topic``: P(the question is not about the FOMC, policy or the economy) from the question's
   features and the best passage's similarity to it;
-- ``answer``: P(correct answer), P(wrong answer), P(unanswerable) — a three-class model whose
-  answerable part P(correct) + P(wrong) decides: below ``threshold`` (chosen on dev for a stated
-  target: the share of answered questions that are answerable) the agent abstains.
+- ``answerable``: P(the documents answer the question) — below ``threshold`` (chosen on dev for a
+  stated target: the share of answered questions that are answerable) the agent abstains;
+- ``correctness``: P(the answer states every key fact | the question is answerable), fitted on the
+  answerable questions alone with its own regularisation. Whether an answer will be right is far
+  harder to tell from the evidence than whether there is an answer; one head over the three
+  outcomes shared one regularisation between the two and overfitted the harder one.
+
+P(correct) = P(answerable) · P(correct | answerable), P(wrong) and P(unanswerable) likewise.
 
 The reported confidence is the probability that what the agent says is right: P(correct) for an
 answer, P(unanswerable) for an evidence abstention, P(off topic) for an off-topic one; the level
@@ -26,9 +31,12 @@ import numpy as np
 from fedlab.agent.evidence import Vocabulary
 from fedlab.errors import FedlabError
 
-ANSWER_CLASSES = ("correct", "wrong", "unanswerable")
+ANSWER_CLASSES = ("correct", "wrong", "unanswerable")  # a question's outcome
+ANSWERABLE_CLASSES = ("unanswerable", "answerable")
+CORRECTNESS_CLASSES = ("wrong", "correct")
 OFF_TOPIC_CLASSES = ("on_topic", "off_topic")
-MODEL_KIND = "fedlab.answerability/1"
+MODEL_KIND = "fedlab.answerability/2"
+HEADS = {"off_topic": OFF_TOPIC_CLASSES, "answerable": ANSWERABLE_CLASSES, "correctness": CORRECTNESS_CLASSES}
 
 
 @dataclass
@@ -87,7 +95,8 @@ class Outcome:
 class AnswerabilityModel:
     vocabulary: Vocabulary
     off_topic: LogisticHead
-    answer: LogisticHead
+    answerable: LogisticHead
+    correctness: LogisticHead  # fitted on the answerable questions only
     threshold: float  # abstain when P(answerable) is below it
     meta: dict = field(default_factory=dict)  # provenance: split, dataset/corpus hash, target, fit measures
 
@@ -95,23 +104,25 @@ class AnswerabilityModel:
         return self.off_topic.proba(features)["off_topic"]
 
     def outcome(self, features: dict[str, float]) -> Outcome:
-        p = self.answer.proba(features)
-        return Outcome(p["correct"], p["wrong"], p["unanswerable"])
+        answerable = self.answerable.proba(features)["answerable"]
+        correct = self.correctness.proba(features)["correct"]
+        return Outcome(answerable * correct, answerable * (1.0 - correct), 1.0 - answerable)
 
     def to_json(self) -> dict:
         return {"kind": MODEL_KIND, "threshold": self.threshold, "meta": self.meta,
-                "off_topic": self.off_topic.to_json(), "answer": self.answer.to_json(),
+                **{name: getattr(self, name).to_json() for name in HEADS},
                 "vocabulary": self.vocabulary.to_json()}
 
     @classmethod
     def from_json(cls, data: dict) -> AnswerabilityModel:
         if data.get("kind") != MODEL_KIND:
-            raise ValueError(f"not an answerability model (kind {data.get('kind')!r}, expected {MODEL_KIND!r})")
-        answer, off = LogisticHead.from_json(data["answer"]), LogisticHead.from_json(data["off_topic"])
-        if tuple(answer.classes) != ANSWER_CLASSES or tuple(off.classes) != OFF_TOPIC_CLASSES:
-            raise ValueError(f"the heads must predict {ANSWER_CLASSES} and {OFF_TOPIC_CLASSES}")
-        return cls(Vocabulary.from_json(data["vocabulary"]), off, answer, float(data["threshold"]),
-                   dict(data.get("meta") or {}))
+            raise ValueError(f"kind {data.get('kind')!r}, expected {MODEL_KIND!r}")
+        heads = {name: LogisticHead.from_json(data[name]) for name in HEADS}
+        for name, classes in HEADS.items():
+            if tuple(heads[name].classes) != classes:
+                raise ValueError(f"the {name} head must predict {classes}")
+        return cls(Vocabulary.from_json(data["vocabulary"]), **heads, threshold=float(data["threshold"]),
+                   meta=dict(data.get("meta") or {}))
 
     def save(self, path: str | Path) -> None:
         from fedlab.io import write_text

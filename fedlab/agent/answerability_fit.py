@@ -4,9 +4,10 @@ The rows are collected by ``python -m fedlab.calibrate``, which runs the unmodel
 the split and judges its answers. Each question the agent searched gives one row: its features
 (fedlab.agent.evidence, from the first search) and its outcome — ``correct`` (answerable, and the
 unmodelled agent's answer states every key fact), ``wrong`` (answerable, it does not) or
-``unanswerable`` (unanswerable or off topic) — and whether it is off topic. Both heads are
-scikit-learn logistic regressions on standardised features (L2, C=1: a few hundred rows); their
-coefficients are stored.
+``unanswerable`` (unanswerable or off topic) — and whether it is off topic. The heads (off topic;
+answerable; correct, on the answerable rows) are scikit-learn logistic regressions on standardised
+features, each with the L2 strength its own cross-validated log loss prefers; their coefficients
+are stored.
 
 The abstention threshold is chosen on out-of-fold predictions (stratified 5-fold), never on the
 fitted rows' own, for two stated targets:
@@ -25,7 +26,8 @@ from typing import Sequence
 
 import numpy as np
 
-from fedlab.agent.answerability import ANSWER_CLASSES, OFF_TOPIC_CLASSES, AnswerabilityModel, LogisticHead
+from fedlab.agent.answerability import (ANSWER_CLASSES, ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, OFF_TOPIC_CLASSES,
+                                       AnswerabilityModel, LogisticHead)
 from fedlab.agent.evidence import EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary
 from fedlab.errors import FedlabError
 
@@ -84,16 +86,11 @@ def _labels(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
     return outcome, off
 
 
-def out_of_fold(rows: Sequence[Row], c_answer: float, c_off: float, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """(P(answerable), P(off topic)) for every row from models that did not see it."""
+def _oof(c: float, x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
+    """P(y = 1) for every row from models that did not see it."""
     from sklearn.model_selection import cross_val_predict
 
-    outcome, off = _labels(rows)
-    p_answer = cross_val_predict(_pipeline(c_answer), _matrix(rows, ANSWER_FEATURES), outcome,
-                                 cv=_folds(outcome, seed), method="predict_proba")
-    p_off = cross_val_predict(_pipeline(c_off), _matrix(rows, OFF_TOPIC_FEATURES), off, cv=_folds(off, seed),
-                              method="predict_proba")[:, 1]
-    return p_answer[:, 0] + p_answer[:, 1], p_off
+    return cross_val_predict(_pipeline(c), x, y, cv=_folds(y, seed), method="predict_proba")[:, 1]
 
 
 def _candidates(p_answerable: np.ndarray, kept: np.ndarray) -> list[float]:
@@ -143,11 +140,16 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
         raise FedlabError("fitting the answerability model needs correct, wrong and unanswerable answers and "
                           "off-topic questions in the split; evaluate a larger split")
     x_answer, x_off = _matrix(rows, ANSWER_FEATURES), _matrix(rows, OFF_TOPIC_FEATURES)
-    c_answer, c_off = choose_c(x_answer, outcome), choose_c(x_off, off)
-    answer = _pipeline(c_answer).fit(x_answer, outcome)
-    off_topic = _pipeline(c_off).fit(x_off, off)
-    p_answerable, p_off = out_of_fold(rows, c_answer, c_off)
     answerable = outcome != ANSWER_CLASSES.index("unanswerable")
+    y_answerable, y_correct = answerable.astype(int), (outcome[answerable] == ANSWER_CLASSES.index("correct")).astype(int)
+    c_answerable, c_correct, c_off = (choose_c(x_answer, y_answerable), choose_c(x_answer[answerable], y_correct),
+                                      choose_c(x_off, off))
+    heads = {"off_topic": (_pipeline(c_off).fit(x_off, off), OFF_TOPIC_CLASSES, OFF_TOPIC_FEATURES),
+             "answerable": (_pipeline(c_answerable).fit(x_answer, y_answerable), ANSWERABLE_CLASSES, ANSWER_FEATURES),
+             "correctness": (_pipeline(c_correct).fit(x_answer[answerable], y_correct), CORRECTNESS_CLASSES,
+                             ANSWER_FEATURES)}
+    p_answerable, p_off = _oof(c_answerable, x_answer, y_answerable, 0), _oof(c_off, x_off, off, 0)
+    p_correct = _oof(c_correct, x_answer[answerable], y_correct, 0)
     on_topic = p_off < off_topic_threshold
     threshold = choose_threshold(p_answerable, answerable, on_topic, target_precision)
     threshold = spend_false_abstentions(p_answerable, answerable, on_topic, threshold, max_false_abstention)
@@ -155,12 +157,13 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
     meta = {**(meta or {}), "n": len(rows), "outcomes": {c: int((outcome == i).sum()) for i, c in enumerate(ANSWER_CLASSES)},
             "off_topic": int(off.sum()), "target_precision": target_precision, "max_false_abstention": max_false_abstention,
             "threshold_from": "out-of-fold",
-            "c_answer": c_answer, "c_off_topic": c_off,
+            "c_answerable": c_answerable, "c_correct": c_correct, "c_off_topic": c_off,
             # how the chosen threshold does on the rows no fold was fitted on
             "oof_auroc_answerable": _auroc(p_answerable, answerable),
+            "oof_auroc_correct": _auroc(p_correct, y_correct.astype(bool)),
             "oof_auroc_off_topic": _auroc(p_off, off.astype(bool)),
             "oof_answered": float(kept.mean()),
             "oof_false_abstention": float(1 - kept[answerable].mean()),
             "oof_abstention_on_unanswerable": float(1 - kept[~answerable].mean())}
-    return AnswerabilityModel(vocabulary, _head(off_topic, OFF_TOPIC_CLASSES, OFF_TOPIC_FEATURES),
-                              _head(answer, ANSWER_CLASSES, ANSWER_FEATURES), threshold, meta)
+    return AnswerabilityModel(vocabulary, **{name: _head(*head) for name, head in heads.items()},
+                              threshold=threshold, meta=meta)

@@ -3,10 +3,12 @@
 The agent answers every question of the split with no model (every question it searches is
 answered from its first search) and records each question's features; an answer is correct
 when it is an answer to an answerable question stating all key facts (judged by
-``measures.judge_answer``). The model (fedlab.agent.answerability: an off-topic head and a
-correct / wrong / unanswerable head) is fitted on those rows, its abstention threshold chosen
-out of fold for the target precision (fedlab.agent.answerability_fit), and written as plain JSON
+``measures.judge_answer``). The model (fedlab.agent.answerability: off-topic, answerable and
+correctness heads) is fitted on those rows, its abstention threshold chosen out of fold for the
+stated targets (fedlab.agent.answerability_fit), and written as plain JSON
 (default ``conf/calibration/<lm>-<retriever>.json``: the features depend on both).
+``--cross-fit`` instead measures the modelled agent on the split with each question answered by a
+model fitted without it (``cross_fit``).
 """
 from __future__ import annotations
 
@@ -71,6 +73,113 @@ def print_result(result: CalibrationResult, console: Console) -> None:
     print(f"agent.calibration='{config_path(out)}' agent.answerability.threshold={model.threshold}")
 
 
+CROSS_FIT_SHOWN = ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "citation_validity", "ece",
+                   "brier", "auroc", "coverage@precision0.9")
+
+
+def print_cross_fit(metrics: dict[str, float], split: str) -> None:
+    """The cross-fitted measures on stdout, one ``name value`` per line: the selective-answering
+    ones, then answer accuracy and abstention by category."""
+    print(f"# {split}, cross-fitted: each question answered by a model fitted without it")
+    for name in (*CROSS_FIT_SHOWN, *sorted(k for k in metrics if k.startswith(("answer_accuracy.", "abstention_rate.")))):
+        if name in metrics:
+            print(f"{name} {metrics[name]:.4f}")
+
+
+def threshold_targets(cfg, target_precision: float | None, max_false_abstention: float | None) -> tuple[float, float | None]:
+    """The threshold's targets: the arguments, else ``agent.answerability``'s, checked."""
+    answerability = cfg.agent.get("answerability", {})
+    target = target_precision if target_precision is not None else \
+        float(answerability.get("target_precision") or 0.9)
+    if not 0.0 < target <= 1.0:
+        raise FedlabError(f"--target-precision={target} must be in (0, 1]")
+    budget = max_false_abstention if max_false_abstention is not None else \
+        answerability.get("max_false_abstention")
+    if budget is not None:
+        budget = float(budget)
+        if not 0.0 <= budget < 1.0:
+            raise FedlabError(f"--max-false-abstention={budget} must be in [0, 1)")
+    return target, budget
+
+
+@dataclass
+class Collected:
+    """The split answered by the unmodelled agent, and the rows the model is fitted on."""
+
+    questions: list
+    pipeline: object
+    vocabulary: object  # fedlab.agent.evidence.Vocabulary
+    agent: object  # the unmodelled fedlab.agent.program.AgentProgram
+    rows: list  # fedlab.agent.answerability_fit.Row, one per question the agent searched
+    row_question: list[int]  # the index in ``questions`` of each row's question
+
+
+def collect_rows(cfg, console: Console) -> Collected:
+    """Answer every question of ``cfg``'s split with no model and record each searched one's
+    features and outcome (a question answered with the coverage is decided before any evidence:
+    not the model's to learn)."""
+    from fedlab.agent.answerability_fit import Row
+    from fedlab.agent.build import build_agent
+    from fedlab.agent.evidence import Vocabulary
+    from fedlab.agent.searcher import open_direct
+    from fedlab.evaluation.answers.harness import run_agent
+    from fedlab.evaluation.answers.measures import judge_answer
+    from fedlab.evaluation.retrieval.harness import load_split
+    from fedlab.pipeline import build_pipeline
+
+    questions = load_split(cfg.dataset.path, cfg.dataset.split)
+    pipeline = build_pipeline(cfg, progress=True)  # what a cold cache builds, shown on stderr
+    vocabulary = Vocabulary.from_chunks(pipeline.chunks)
+    agent = build_agent(cfg, search=open_direct(cfg, pipeline))
+    agent.model, agent.vocabulary = None, vocabulary  # unmodelled: answer from the first search, record features
+    answers = run_agent(agent, questions, progress=True, console=console)
+    rows, row_question = [], []
+    for i, (q, a) in enumerate(zip(questions, answers)):
+        if a.abstain_reason == "coverage":
+            continue
+        judged = judge_answer(q, a, (), {})
+        outcome = "correct" if judged.answer_correct else "wrong" if q.answerable else "unanswerable"
+        rows.append(Row(dict(a.signals), outcome, q.category == "off_topic"))
+        row_question.append(i)
+    return Collected(questions, pipeline, vocabulary, agent, rows, row_question)
+
+
+def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: float | None = None,
+              console: Console | None = None, seed: int = 0):
+    """The modelled agent measured on ``cfg``'s split with every question answered by a model
+    fitted without it (stratified 5-fold over the rows; the threshold chosen within each
+    training part for the targets): the split's figures as they are on unseen questions, what
+    settings are chosen by. The fitted model's own split flatters it. Writes nothing; returns
+    the fedlab.evaluation.answers.harness.AgentOutcome."""
+    import numpy as np
+    from sklearn.model_selection import StratifiedKFold
+
+    from fedlab.agent.answerability_fit import FOLDS, fit_model
+    from fedlab.evaluation.answers.harness import evaluate_answers
+    from fedlab.progress import progress
+
+    console = console or Console(stderr=True)
+    target, budget = threshold_targets(cfg, target_precision, max_false_abstention)
+    c = collect_rows(cfg, console)
+    outcomes = [r.outcome for r in c.rows]
+    fold_of = {}  # question index -> fold; a question with no row is answered with the coverage, whatever the fold
+    for k, (_, held) in enumerate(StratifiedKFold(FOLDS, shuffle=True, random_state=seed).split(
+            np.zeros((len(outcomes), 1)), outcomes)):
+        fold_of.update({c.row_question[i]: k for i in held})
+    agent, answers = c.agent, [None] * len(c.questions)
+    agent.settings.answerability["threshold"] = None  # each fold's model's own
+    with progress("cross-fitted answering", len(c.questions), "questions", True, console=console) as advance:
+        for k in range(FOLDS):
+            train = [r for r, qi in zip(c.rows, c.row_question) if fold_of[qi] != k]
+            agent.model = fit_model(train, c.vocabulary, target, float(agent.settings.off_topic_threshold),
+                                    max_false_abstention=budget)
+            for qi, q in enumerate(c.questions):
+                if fold_of.get(qi, 0) == k:
+                    answers[qi] = agent(q.question)
+                    advance()
+    return evaluate_answers(c.questions, answers, c.pipeline)
+
+
 def default_out(cfg) -> Path:
     from fedlab.config import CONF_DIR
 
@@ -90,47 +199,19 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
     """
     if method not in METHODS:
         raise FedlabError(f"calibration method {method!r}: choose one of {', '.join(METHODS)}")
-    from fedlab.agent.answerability_fit import Row, fit_model
-    from fedlab.agent.build import build_agent
-    from fedlab.agent.evidence import Vocabulary
-    from fedlab.agent.searcher import open_direct
-    from fedlab.evaluation.answers.harness import run_agent
-    from fedlab.evaluation.answers.measures import judge_answer
-    from fedlab.evaluation.retrieval.harness import dataset_hash, load_split
-    from fedlab.pipeline import build_pipeline
+    from fedlab.agent.answerability_fit import fit_model
+    from fedlab.evaluation.retrieval.harness import dataset_hash
 
     console = console or Console(stderr=True)
-    answerability = cfg.agent.get("answerability", {})
-    target = target_precision if target_precision is not None else \
-        float(answerability.get("target_precision") or 0.9)
-    if not 0.0 < target <= 1.0:
-        raise FedlabError(f"--target-precision={target} must be in (0, 1]")
-    budget = max_false_abstention if max_false_abstention is not None else \
-        answerability.get("max_false_abstention")
-    if budget is not None:
-        budget = float(budget)
-        if not 0.0 <= budget < 1.0:
-            raise FedlabError(f"--max-false-abstention={budget} must be in [0, 1)")
-    questions = load_split(cfg.dataset.path, cfg.dataset.split)
-    pipeline = build_pipeline(cfg, progress=True)  # what a cold cache builds, shown on stderr
-    vocabulary = Vocabulary.from_chunks(pipeline.chunks)
-    agent = build_agent(cfg, search=open_direct(cfg, pipeline))
-    agent.model, agent.vocabulary = None, vocabulary  # unmodelled: answer from the first search, record features
-    answers = run_agent(agent, questions, progress=True, console=console)
-    rows = []
-    for q, a in zip(questions, answers):
-        if a.abstain_reason == "coverage":  # decided before any evidence: not the model's to learn
-            continue
-        judged = judge_answer(q, a, (), {})
-        outcome = "correct" if judged.answer_correct else "wrong" if q.answerable else "unanswerable"
-        rows.append(Row(dict(a.signals), outcome, q.category == "off_topic"))
-    off_threshold = float(agent.settings.off_topic_threshold)
+    target, budget = threshold_targets(cfg, target_precision, max_false_abstention)
+    c = collect_rows(cfg, console)
     meta = {"split": cfg.dataset.split, "dataset_hash": dataset_hash(cfg.dataset.path),
-            "corpus_hash": pipeline.corpus.content_hash,
+            "corpus_hash": c.pipeline.corpus.content_hash,
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": config_name, "sets": list(overrides),
             "method": "logistic"}  # every name in METHODS fits the same heads
-    model = fit_model(rows, vocabulary, target, off_threshold, meta=meta, max_false_abstention=budget)
+    model = fit_model(c.rows, c.vocabulary, target, float(c.agent.settings.off_topic_threshold), meta=meta,
+                      max_false_abstention=budget)
     path = Path(out) if out else default_out(cfg)
     model.save(path)
-    return CalibrationResult(model, path, cfg.dataset.split, len(questions), len(rows),
-                             sum(r.outcome == "correct" for r in rows), target, budget)
+    return CalibrationResult(model, path, cfg.dataset.split, len(c.questions), len(c.rows),
+                             sum(r.outcome == "correct" for r in c.rows), target, budget)
