@@ -152,7 +152,9 @@ def test_late_interaction_cache_gives_same_scores_and_is_bounded():
     first = reranker.scores(query, PASSAGES[:5])
     assert len(reranker._cache) == 3 and list(reranker._cache) == PASSAGES[2:5]  # least recent evicted
     again = reranker.scores(query, PASSAGES[:5])
-    assert again == pytest.approx(first, abs=1e-6)
+    # the evicted passages are re-encoded in a smaller batch: float32 sums in another order
+    # (seen: 1.2e-6 apart on a busy machine), so equal to float32 precision, not bit for bit
+    assert again == pytest.approx(first, rel=1e-5)
     reranker.scores(query, [PASSAGES[3]])  # a hit moves to the most-recent end
     assert list(reranker._cache)[-1] == PASSAGES[3]
 
