@@ -66,7 +66,8 @@ def print_result(result: CalibrationResult, console: Console) -> None:
                   f"answers {model.meta['oof_answered']:.2f} of the searched questions, abstains on "
                   f"{model.meta['oof_abstention_on_unanswerable']:.2f} of the unanswerable, "
                   f"{model.meta['oof_false_abstention']:.2f} of the answerable; AUROC answerable "
-                  f"{model.meta['oof_auroc_answerable']:.3f}, off topic {model.meta['oof_auroc_off_topic']:.3f}")
+                  f"{model.meta['oof_auroc_answerable']:.3f}, correct | answerable {model.meta['oof_auroc_correct']:.3f}, "
+                  f"off topic {model.meta['oof_auroc_off_topic']:.3f}")
     console.print("add to the production config (YAML), or pass the overrides:")
     print(f"agent:\n  calibration: {config_path(out)}\n  answerability:\n    threshold: {model.threshold}\n"
           f"    target_precision: {target}" + ("" if budget is None else f"\n    max_false_abstention: {budget}"))
