@@ -46,6 +46,7 @@ class Pipeline:
     embedder: Any | None
     info: BuildInfo
     _by_doc: dict[str, list[Chunk]] | None = field(default=None, repr=False)
+    _statements: list | None = field(default=None, repr=False)
 
     def warm_up(self) -> None:
         """Load the query-side model now, so that no query pays for loading it (the MCP server
@@ -78,6 +79,17 @@ class Pipeline:
     def timeline(self):
         """The corpus's meeting timeline (fedlab.corpus.timeline), when the retriever has one."""
         return getattr(self.retriever, "timeline", None)
+
+    def statement_changes(self, date_from: str | None, date_to: str) -> list:
+        """What each policy statement dated in the range changed from the previous one in it
+        (fedlab.retrieval.changes.StatementChange); empty when the retriever has no timeline."""
+        from fedlab.retrieval.changes import changes_between, policy_statements
+
+        if self.timeline is None:
+            return []
+        if self._statements is None:
+            self._statements = policy_statements(self.timeline, self.corpus.by_id)
+        return changes_between(self._statements, date_from, date_to)
 
     def chunk_at(self, doc_id: str, offset: int) -> Chunk | None:
         """The passage of ``doc_id`` whose searched span holds character ``offset``."""

@@ -310,3 +310,55 @@ def test_date_words_not_the_words_between_them_are_dropped(question, kept):
     terms = undated_terms(question)
     assert set(TOKENS(kept)) <= terms
     assert not terms & set(TOKENS("January February 2022 October December 2019 cut"))
+
+
+# -- statement changes (the agent's change passages) ------------------------------------------------
+
+GUIDANCE_OLD = "The Committee will be patient as it determines what future adjustments to the target range may be appropriate."
+GUIDANCE_NEW = "The Committee will closely monitor incoming information and will act as appropriate to sustain the expansion."
+ECONOMY_NEW = "Growth of household spending appears to have picked up from earlier in the year."
+
+
+def change_passages() -> list[str]:
+    from fedlab.retrieval.changes import dropped_by, new_since
+
+    return [passage(1, "2019-06-19", BOILERPLATE),
+            passage(2, "2019-06-19", "Participants noted that the labor market had changed little over the period."),
+            passage(3, "2019-05-01", GUIDANCE_OLD, section=dropped_by("2019-06-19")),
+            passage(4, "2019-06-19", ECONOMY_NEW, section=new_since("2019-05-01")),
+            passage(5, "2019-06-19", GUIDANCE_NEW, section=new_since("2019-05-01"))]
+
+
+def test_a_change_question_is_answered_with_what_the_later_statement_added_and_dropped():
+    answer = synthesize_answer("How did what the Committee would find appropriate change between the May and June "
+                               "2019 statements?", change_passages())["answer"]
+    assert answer.startswith(f"New in June 2019 (since May 2019): {GUIDANCE_NEW} [Source 5]")
+    assert f"Dropped from May 2019 (by June 2019): {GUIDANCE_OLD} [Source 3]" in answer
+    assert ECONOMY_NEW not in answer  # shares no term with what was asked
+    assert "labor market" not in answer  # "changed little" is not a change of the statement
+    assert_grounds(answer, 5)
+
+
+def test_a_change_question_naming_no_topic_gets_every_change():
+    answer = synthesize_answer("What changed in the statement from May to June 2019?", change_passages())["answer"]
+    for sentence, source in ((ECONOMY_NEW, 4), (GUIDANCE_NEW, 5), (GUIDANCE_OLD, 3)):
+        assert f"{sentence} [Source {source}]" in answer
+
+
+def test_change_passages_are_not_used_for_other_questions():
+    answer = synthesize_answer("What did the June 2019 statement say about the labor market and household spending?",
+                               change_passages())["answer"]
+    assert "New in" not in answer and "Dropped from" not in answer
+    assert "[Source 1]" in answer or "[Source 2]" in answer
+    assert "[Source 4]" not in answer
+
+
+def test_a_sentence_referring_back_is_kept_with_the_one_it_continues():
+    passages = [passage(1, "2021-12-15", "Participants generally noted that changes in the target range for the federal "
+                                         "funds rate should be the primary means of adjusting the stance of policy. "
+                                         "This preference reflected the view that there is less uncertainty about the "
+                                         "effects of the federal funds rate. The Committee's asset holdings were large.")]
+    answer = synthesize_answer("In December 2021, which tool did participants want as the primary means of adjusting "
+                               "policy?", passages, max_sentences=1)["answer"]
+    assert "This preference reflected the view" in answer and "asset holdings" not in answer
+    assert_every_sentence_cited(answer)

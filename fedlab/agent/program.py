@@ -200,6 +200,31 @@ class AgentProgram:
             out.append((Hit(chunk, 0.0), (d.sentence.start, d.sentence.end)))
         return out
 
+    def change_hits(self, hint: DateHint | None, shown: list[Hit]) -> list[tuple[Hit, tuple[int, int], str]]:
+        """For a question spanning several meetings: the sentences each policy statement in its
+        range added to the previous one and those it dropped (fedlab.retrieval.changes), as (the
+        passage holding it, its span, the section naming the change); none when the searcher
+        cannot tell, the question names one meeting or its range holds more than
+        ``change_passages`` changes."""
+        from fedlab.retrieval.changes import dropped_by, new_since
+
+        changes_in = getattr(self.search_access.searcher, "statement_changes", None)
+        locate = getattr(self.search_access.searcher, "chunk_at", None)
+        if not self.settings.change_passages or changes_in is None or locate is None or hint is None \
+                or hint.scope not in MULTI_MEETING_SCOPES:
+            return []
+        changes = changes_in(hint.date_from, hint.widened_end(1) or "9999-12-31")
+        if len(changes) > int(self.settings.change_passages):
+            return []
+        out = []
+        for change in changes:
+            for sentences, section in ((change.dropped, dropped_by(change.later)), (change.added, new_since(change.earlier))):
+                for c in sentences:
+                    chunk = locate(c.doc_id, c.start)
+                    if chunk is not None:
+                        out.append((Hit(chunk, 0.0), (c.start, c.end), section))
+        return out
+
     def citation(self, n: int, hit: Hit) -> Citation:
         chunk = hit.chunk
         doc = self.search_access.document(chunk.doc_id)
@@ -287,22 +312,22 @@ class AgentProgram:
             value, level = self.reported(best.outcome.correct)
 
         hits = self.context(best.result.hits)
-        extra = self.decision_hits(hint, hits)
-        docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _ in extra)], start=1)]
+        extra = [(h, span, None) for h, span in self.decision_hits(hint, hits)] + self.change_hits(hint, hits)
+        docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
-        for c, (hit, (start, end)) in zip(docs[len(hits):], extra):
+        for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):
             doc = self.search_access.document(hit.chunk.doc_id)
             sentence = doc.text[start:end] if doc is not None else c.text
-            passages.append(format_passage(c.n, c.title, c.meeting_date, c.section, sentence))
+            passages.append(format_passage(c.n, c.title, c.meeting_date, section or c.section, sentence))
         if extra:
-            base["retrieved_chunk_ids"] = list(dict.fromkeys([*retrieved, *(h.chunk.chunk_id for h, _ in extra)]))
+            base["retrieved_chunk_ids"] = list(dict.fromkeys([*retrieved, *(h.chunk.chunk_id for h, _, _ in extra)]))
         with self.backend.context():
             t = time.perf_counter()
             draft = self.synthesize_answer(question=question, passages=passages).answer
             timings["synthesize"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, _ in extra]
+        shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, _, _ in extra]
         grounded = ground_citations(str(draft or ""), shown, set(base["retrieved_chunk_ids"]))
         citations = [Citation(n, **{k: v for k, v in vars(docs[pos - 1]).items() if k != "n"})
                      for n, pos in enumerate(grounded.cited, start=1)]

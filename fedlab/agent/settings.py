@@ -30,6 +30,7 @@ class AgentSettings:
     answerability: dict = field(default_factory=dict)  # threshold (None: the model's), the targets it was fitted for
     off_topic_threshold: float = 0.5  # P(off topic) at or above which the question is off topic
     decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence
+    change_passages: int = 8  # ... and each statement's changed sentences, when the range holds at most this many changes
     today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today
 
     def __post_init__(self):
@@ -38,8 +39,9 @@ class AgentSettings:
         self.answerability = dict(self.answerability or {})
         if self.ordering not in ORDERINGS:
             raise FedlabError(f"agent.ordering={self.ordering!r}: choose one of {', '.join(ORDERINGS)}")
-        if int(self.max_reformulations) < 0 or int(self.max_context) < 1:
-            raise FedlabError("agent.max_reformulations must be >= 0 and agent.max_context >= 1")
+        if int(self.max_reformulations) < 0 or int(self.max_context) < 1 or int(self.change_passages) < 0:
+            raise FedlabError("agent.max_reformulations and agent.change_passages must be >= 0 and "
+                              "agent.max_context >= 1")
         threshold = self.answerability.get("threshold")
         for name, value in (("agent.answerability.threshold", threshold),
                             ("agent.off_topic_threshold", self.off_topic_threshold)):

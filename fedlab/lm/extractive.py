@@ -20,7 +20,16 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   with the question's terms plus the expansions above (numbers count double). Date words are
   not terms (the date range is filtered on): the date expressions themselves — months, days,
   years, quarters, and a move a date names ("the October 2019 cut") — not the words between
-  the two ends of a range. Then, first rule that applies:
+  the two ends of a range. Passages whose section names a statement change (the agent's change
+  passages, fedlab.retrieval.changes) are kept apart for rule 0. Then, first rule that applies:
+  0. statement changes: a question asking about a change (a word of CHANGE_WORDS: change,
+     shift, evolve, differ, compare, new, revise, …) that was handed change passages is answered
+     pair of consecutive statements by pair, in date order: "New in June 2019 (since May 2019):
+     …" then "Dropped from May 2019 (by June 2019): …", up to MAX_MEETINGS // pairs sentences
+     a side, best first. Only the changed sentences that share a term with the question, when
+     any does (a question naming no topic — "what changed in the statement?" — gets them all);
+     not when their best scores below MEETING_SHARE of the best other sentence (the changes
+     are not about what is asked).
   1. rate path (fedlab.lm.rate_path): a question about the federal funds target range over
      several meetings that counts moves, asks for the path or which moves there were is
      answered by a composed summary (count in words, totals in basis and percentage points,
@@ -40,7 +49,9 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      min(max_sentences, MAX_MEETINGS // meetings) sentences that score at least MEETING_SHARE
      of the best. Each sentence opens with its meeting(s) ("March 2023: …"; the day too when
      two meetings share a month). Fewer than two meetings: rule 3.
-  3. otherwise the best 1-``max_sentences`` sentences scoring at least half the best.
+  3. otherwise the best 1-``max_sentences`` sentences scoring at least half the best, each with
+     the sentence after it in its passage when that one refers back to it (CONTINUES: "This
+     preference reflected …", "He also noted …").
   Every sentence is followed by its [Source N] (a composed or merged one by all its sources);
   the answer is empty when no sentence shares a content term with the question.
 """
@@ -56,6 +67,7 @@ from fedlab.index.tokens import Tokenizer, stem
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
+from fedlab.retrieval.changes import changed_section
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 TOKENS = Tokenizer()
@@ -93,11 +105,17 @@ VOCABULARY_EXPANSIONS = {
     stem("economy"): "economic activity growth",
     stem("growth"): "economic activity real GDP",
 }
+CHANGE_WORDS = frozenset(stem(w) for w in """
+change changed changes shift shifted evolve evolved differ differed difference different compare compared
+new revise revised revision modify modified alter altered update updated amend amended
+""".split())
 _NUMBER = re.compile(r"^\d")
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
 MAX_SENTENCE_CHARS = 700
 MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least this share of the best
 CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replaces a repeated one
+# a sentence opening with a word that refers back continues the one before it ("This preference reflected …")
+CONTINUES = re.compile(r"(?:This|These|That|Those|Such|It|Its|They|Their|He|His|She|Her)\b")
 MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
 REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other
 _MONTH_NAME = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November"
@@ -180,6 +198,14 @@ def _undated(question: str, hint) -> set[str]:
     return set(content_terms(question)) - set(TOKENS(dates))
 
 
+def _section_of(passage: str) -> str | None:
+    """The section in a passage's head, after its meeting date (None: the head names none)."""
+    head = PASSAGE_HEAD.match(passage)
+    found = HEAD_DATE.search(head.group(0)) if head else None
+    rest = head.group(0)[found.end():].strip() if found else ""
+    return rest[1:].strip() if rest.startswith(",") else None
+
+
 def _meeting_of(passage: str) -> str | None:
     """The meeting date (ISO) in a passage's head ("[Source N] title, YYYY-MM-DD[, section]")."""
     head = PASSAGE_HEAD.match(passage)
@@ -209,23 +235,32 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     if composed:
         return {"answer": composed}
     q_terms = _undated(question, hint)
-    candidates = []  # (source n, position, sentence, terms, meeting date)
+    candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date)
     for i, passage in enumerate(passages):
         n, sentences = _sentences(passage)
-        meeting = _meeting_of(passage)
+        meeting, change = _meeting_of(passage), changed_section(_section_of(passage))
         for j, sentence in enumerate(sentences):
-            candidates.append((n if n is not None else i + 1, (i, j), sentence, set(TOKENS(sentence)), meeting))
+            c = (n if n is not None else i + 1, (i, j), sentence, set(TOKENS(sentence)), meeting)
+            (candidates if change is None else changed).append(c if change is None else (*c, change))
     if not q_terms or not candidates:
         return {"answer": ""}
+    asks_change = bool(q_terms & CHANGE_WORDS)
     q_terms |= {t for term in list(q_terms) if term in VOCABULARY_EXPANSIONS
                 for t in TOKENS(VOCABULARY_EXPANSIONS[term])}
-    df = {t: sum(t in c[3] for c in candidates) for t in q_terms}
-    idf = {t: math.log(1 + len(candidates) / df[t]) for t in q_terms if df[t]}
 
-    def score(terms: set[str]) -> float:
+    def scorer(among: list, asked: set[str]) -> Callable[[set[str]], float]:
+        """IDF-weighted overlap with ``asked``, the IDF over the sentences ``among``."""
+        df = {t: sum(t in c[3] for c in among) for t in asked}
+        idf = {t: math.log(1 + len(among) / df[t]) for t in asked if df[t]}
         # fsum: exactly rounded, so the score does not depend on the set's (hash-seeded) order
-        return math.fsum(idf[t] * (2.0 if _NUMBER.match(t) else 1.0) for t in q_terms & terms if t in idf)
+        return lambda terms: math.fsum(idf[t] * (2.0 if _NUMBER.match(t) else 1.0) for t in asked & terms if t in idf)
 
+    if asks_change and changed:  # what was asked about, not the asking for a change ("little changed")
+        score = scorer(candidates + changed, q_terms - CHANGE_WORDS)
+        answer = _changes([(score(c[3]), c) for c in changed], max(score(c[3]) for c in candidates))
+        if answer:
+            return {"answer": answer}
+    score = scorer(candidates, q_terms)
     ranked = sorted(((score(c[3]), c) for c in candidates), key=lambda sc: (-sc[0], sc[1][1]))
     best = ranked[0][0] if ranked else 0.0
     if best <= 0:
@@ -235,14 +270,47 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         if per_meeting is not None:
             return {"answer": per_meeting}
     chosen, seen = [], set()
-    for s, (n, _, sentence, _, _) in ranked:
+    at = {c[1]: c for c in candidates}
+    for s, (n, (i, j), sentence, _, _) in ranked:
         if s < 0.5 * best or len(chosen) == max_sentences:
             break
         if sentence.lower() in seen:
             continue
         seen.add(sentence.lower())
         chosen.append(_cited(sentence, f"Source {n}"))
+        follow = at.get((i, j + 1))
+        if follow is not None and CONTINUES.match(follow[2]) and follow[2].lower() not in seen:
+            seen.add(follow[2].lower())
+            chosen[-1] += " " + _cited(follow[2], f"Source {n}")
     return {"answer": " ".join(chosen)}
+
+
+def _changes(scored: list, best_other: float) -> str:
+    """Rule 0 (module docstring): what each statement in the question's range added and dropped,
+    statement by statement in date order; "" when the changed sentences are not about what the
+    question asks (their best scores below MEETING_SHARE of the best other sentence)."""
+    best = max(s for s, _ in scored)
+    if best < MEETING_SHARE * best_other:
+        return ""
+    pairs: dict[tuple[str, str], dict[str, list]] = {}
+    for s, c in scored:
+        kind, other = c[5]
+        if c[4] is None or (best > 0 and s <= 0):
+            continue
+        pair = (other, c[4]) if kind == "new" else (c[4], other)
+        pairs.setdefault(pair, {"new": [], "dropped": []})[kind].append((s, c))
+    if not pairs:
+        return ""
+    per_side = max(1, MAX_MEETINGS // len(pairs))
+    labels = meeting_labels(sorted({d for pair in pairs for d in pair}))
+    out = []
+    for earlier, later in sorted(pairs, key=lambda p: (p[1], p[0])):
+        for kind, lead in (("new", f"New in {labels[later]} (since {labels[earlier]})"),
+                           ("dropped", f"Dropped from {labels[earlier]} (by {labels[later]})")):
+            chosen = sorted(pairs[(earlier, later)][kind], key=lambda sc: (-sc[0], sc[1][1]))[:per_side]
+            if chosen:
+                out.append(f"{lead}: " + " ".join(_cited(c[2], f"Source {c[0]}") for _, c in chosen))
+    return " ".join(out)
 
 
 def _repeats(a: set[str], b: set[str]) -> bool:
