@@ -200,7 +200,7 @@ class AgentProgram:
             out.append((Hit(chunk, 0.0), (d.sentence.start, d.sentence.end)))
         return out
 
-    def change_hits(self, hint: DateHint | None, shown: list[Hit]) -> list[tuple[Hit, tuple[int, int], str]]:
+    def change_hits(self, hint: DateHint | None) -> list[tuple[Hit, tuple[int, int], str]]:
         """For a question spanning several meetings: the sentences each policy statement in its
         range added to the previous one and those it dropped (fedlab.retrieval.changes), as (the
         passage holding it, its span, the section naming the change); none when the searcher
@@ -312,7 +312,7 @@ class AgentProgram:
             value, level = self.reported(best.outcome.correct)
 
         hits = self.context(best.result.hits)
-        extra = [(h, span, None) for h, span in self.decision_hits(hint, hits)] + self.change_hits(hint, hits)
+        extra = [(h, span, None) for h, span in self.decision_hits(hint, hits)] + self.change_hits(hint)
         docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
         for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):

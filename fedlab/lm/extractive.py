@@ -198,19 +198,15 @@ def _undated(question: str, hint) -> set[str]:
     return set(content_terms(question)) - set(TOKENS(dates))
 
 
-def _section_of(passage: str) -> str | None:
-    """The section in a passage's head, after its meeting date (None: the head names none)."""
+def _head_of(passage: str) -> tuple[str | None, str | None]:
+    """(meeting date (ISO), section) from a passage's head ("[Source N] title, YYYY-MM-DD[, section]");
+    None for what the head does not name."""
     head = PASSAGE_HEAD.match(passage)
     found = HEAD_DATE.search(head.group(0)) if head else None
-    rest = head.group(0)[found.end():].strip() if found else ""
-    return rest[1:].strip() if rest.startswith(",") else None
-
-
-def _meeting_of(passage: str) -> str | None:
-    """The meeting date (ISO) in a passage's head ("[Source N] title, YYYY-MM-DD[, section]")."""
-    head = PASSAGE_HEAD.match(passage)
-    found = HEAD_DATE.search(head.group(0)) if head else None
-    return found.group(1) if found else None
+    if found is None:
+        return None, None
+    rest = head.group(0)[found.end():].strip()
+    return found.group(1), (rest[1:].strip() if rest.startswith(",") else None)
 
 
 def spans_meetings(question: str, hint=None) -> bool:
@@ -238,10 +234,14 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date)
     for i, passage in enumerate(passages):
         n, sentences = _sentences(passage)
-        meeting, change = _meeting_of(passage), changed_section(_section_of(passage))
+        meeting, section = _head_of(passage)
+        change = changed_section(section)
         for j, sentence in enumerate(sentences):
             c = (n if n is not None else i + 1, (i, j), sentence, set(TOKENS(sentence)), meeting)
-            (candidates if change is None else changed).append(c if change is None else (*c, change))
+            if change is None:
+                candidates.append(c)
+            else:
+                changed.append((*c, change))
     if not q_terms or not candidates:
         return {"answer": ""}
     asks_change = bool(q_terms & CHANGE_WORDS)

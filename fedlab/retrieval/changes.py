@@ -58,10 +58,9 @@ def dropped_by(later: str) -> str:
 def changed_section(section: str | None) -> tuple[str, str] | None:
     """("new" | "dropped", the other meeting's date) for a section written by ``new_since`` or
     ``dropped_by``; None for any other."""
-    found = _CHANGED.match((section or "").strip())
-    if found is None:
-        return None
-    return ("new" if section.strip().startswith(_NEW) else "dropped"), found.group(1)
+    section = (section or "").strip()
+    found = _CHANGED.match(section)
+    return None if found is None else ("new" if section.startswith(_NEW) else "dropped", found.group(1))
 
 
 def _sentences(doc: Document) -> list[tuple[int, int, frozenset[str]]]:
