@@ -91,6 +91,11 @@ class Pipeline:
             self._statements = policy_statements(self.timeline, self.corpus.by_id)
         return changes_between(self._statements, date_from, date_to)
 
+    def question_vector(self, question: str):
+        """The question's query vector (the dense side's, cached), None without a dense side: what
+        the answerability model's question head reads."""
+        return self.embedder.embed_query(question) if self.embedder is not None else None
+
     def chunk_at(self, doc_id: str, offset: int) -> Chunk | None:
         """The passage of ``doc_id`` whose searched span holds character ``offset``."""
         if self._by_doc is None:

@@ -302,3 +302,47 @@ def test_coverage_check_by_month(hint, outside, note):
     if abstain:
         assert "January 2019 – October 2025" in abstain
     assert coverage_check(None, ("2019-01-30", "2025-10-29")) == (None, None)
+
+
+def _with_question_head(model, dim: int = 4):
+    """``model`` with a question head over ``dim``-d embeddings that its answerable head reads."""
+    from fedlab.agent.answerability import QUESTION_FEATURE, LogisticHead
+
+    names = [f"embedding[{i}]" for i in range(dim)]
+    model.question = LogisticHead(["unanswerable", "answerable"], names, [0.0] * dim, [1.0] * dim,
+                                  [[3.0] + [0.0] * (dim - 1)], [0.0])
+    head = model.answerable
+    head.features, head.mean, head.scale = [*head.features, QUESTION_FEATURE], [*head.mean, 0.7], [*head.scale, 1.0]
+    head.coef = [[*head.coef[0], 2.0]]
+    model.meta.update(embedder="minilm")
+    return model
+
+
+def test_a_searcher_that_cannot_embed_leaves_the_question_head_neutral_and_says_so(search, caplog):
+    """BM25 alone has no query vectors (nor has MCP): the question head's feature takes the value
+    the answerable head was centred on, and the agent says once that it does."""
+    from test_answerability import constant_model
+
+    from fedlab.agent.answerability import QUESTION_FEATURE
+
+    model = _with_question_head(constant_model(p_correct=0.6, p_wrong=0.2, p_off=0.01, threshold=0.5))
+    agent = AgentProgram(search, ExtractiveBackend(), AgentSettings(), model=model)
+    with caplog.at_level("WARNING", logger="fedlab.agent.program"):
+        answers = [agent(FACTUAL), agent("Who dissented at the June 2022 meeting?")]
+    assert [r.message for r in caplog.records].count(caplog.records[0].message) == len(caplog.records) == 1
+    assert "question head needs the question's embedding" in caplog.records[0].message
+    assert all(a.signals[QUESTION_FEATURE] == pytest.approx(0.7) for a in answers)
+    assert answers[0].confidence == pytest.approx(0.6)  # centred: the constant heads' P(correct) is unchanged
+
+
+def test_a_question_head_is_refused_for_another_embedder(cfg, search, tmp_path):
+    from omegaconf import OmegaConf
+    from test_answerability import constant_model
+
+    model = _with_question_head(constant_model(p_correct=0.6, p_wrong=0.2, p_off=0.01, threshold=0.5))
+    model.save(tmp_path / "m.json")
+    mine = OmegaConf.merge(cfg, {"agent": {"calibration": str(tmp_path / "m.json")}})
+    assert build_agent(mine, search=search).model.question is not None
+    other = OmegaConf.merge(mine, {"embedder": {"name": "bge_small"}})
+    with pytest.raises(FedlabError, match="reads questions embedded by minilm, this config embeds with bge_small"):
+        build_agent(other, search=search)

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedlab.agent.answerability import (ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, AnswerabilityModel, LogisticHead,
-                                       load_model)
+from fedlab.agent.answerability import (ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, QUESTION_FEATURE, AnswerabilityModel,
+                                       LogisticHead, load_model)
 from fedlab.agent.evidence import (EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary, evidence_features,
                                    question_features, question_terms)
 from fedlab.agent.answerability_fit import (ANSWER_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
@@ -209,6 +209,75 @@ def test_the_shipped_models_were_fitted_on_dev_for_their_retriever():
         assert model.meta["threshold_from"] == "out-of-fold" and 0 < model.threshold < 1
         # out of fold on dev, the model tells answerable from unanswerable questions
         assert model.meta["oof_auroc_answerable"] > 0.7 and model.meta["oof_auroc_off_topic"] > 0.8
+    # the hybrid retriever embeds questions: its model reads them with the embedder it was fitted with
+    production = load_model(str(ROOT / "conf" / "calibration" / "production.json"))
+    assert production.question is not None and production.meta["embedder"] == "minilm"
+    assert len(production.question.features) == 384 and QUESTION_FEATURE in production.answerable.features
+    assert production.meta["oof_auroc_question"] > 0.7
+    assert load_model(str(ROOT / "conf" / "calibration" / "extractive-bm25.json")).question is None
+
+
+def _embedded_rows(n: int = 240, dim: int = 6, seed: int = 5) -> list[Row]:
+    """Rows whose answerability shows in the question's embedding (its first coordinate) and in
+    no evidence feature: what a question asks for, not what was retrieved."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for r in _rows(n, seed=seed):
+        if r.off_topic:
+            rows.append(Row(r.features, r.outcome, True, rng.normal(size=dim).tolist()))
+            continue
+        answerable = rng.uniform() < 0.7
+        e = rng.normal(size=dim)
+        e[0] = rng.normal(1.5 if answerable else -1.5, 0.7)
+        outcome = ("correct" if rng.uniform() < 0.6 else "wrong") if answerable else "unanswerable"
+        rows.append(Row(dict(r.features, idf_coverage=rng.uniform()), outcome, False, e.tolist()))
+    return rows
+
+
+def test_a_question_head_reads_what_the_question_asks_for(tmp_path):
+    from fedlab.agent.answerability_fit import _pipeline
+
+    rows = _embedded_rows()
+    model = fit_model(rows, VOCAB, 0.9, 0.5, meta={"retriever": "hybrid", "embedder": "minilm"})
+    assert model.question is not None and model.answerable.features[-1] == QUESTION_FEATURE
+    assert model.meta["oof_auroc_question"] > 0.9 and model.meta["oof_auroc_answerable"] > 0.9
+    # the question head is scikit-learn's logistic regression over the embeddings
+    x = np.array([r.embedding for r in rows])
+    y = np.array([r.outcome != "unanswerable" for r in rows])
+    reference = _pipeline(model.meta["c_question"]).fit(x, y).decision_function(x)
+    np.testing.assert_allclose([model.question_log_odds(v) for v in x], reference, atol=1e-9)
+    # and the answerable head trusts it: the same evidence, asked like an answerable question or not
+    features = dict(rows[0].features)
+    yes, no = np.zeros(6), np.zeros(6)
+    yes[0], no[0] = 2.0, -2.0
+    p = {name: model.outcome({**features, QUESTION_FEATURE: model.question_log_odds(v)}).answerable
+         for name, v in (("yes", yes), ("no", no))}
+    assert p["yes"] > 0.8 > 0.2 > p["no"]
+    # no vector (a searcher that cannot embed): the value the answerable head was centred on
+    mean = model.answerable.mean[model.answerable.features.index(QUESTION_FEATURE)]
+    assert model.question_log_odds(None) == mean
+    with pytest.raises(FedlabError, match="reads 6-d embeddings \\(minilm\\), this question's has 3: refit"):
+        model.question_log_odds(np.zeros(3))
+    path = tmp_path / "m.json"
+    model.save(path)
+    back = load_model(str(path))
+    assert back.question == model.question and back.question_log_odds(yes) == model.question_log_odds(yes)
+
+
+def test_rows_without_embeddings_fit_no_question_head():
+    rows = _embedded_rows()
+    rows[3] = Row(rows[3].features, rows[3].outcome, rows[3].off_topic, None)  # e.g. BM25 only: no vectors
+    model = fit_model(rows, VOCAB, 0.9, 0.5)
+    assert model.question is None and QUESTION_FEATURE not in model.answerable.features
+    assert "oof_auroc_question" not in model.meta
+
+
+def test_a_model_without_a_question_head_still_loads(tmp_path):
+    data = fit_model(_rows(), VOCAB, 0.9, 0.5).to_json()
+    del data["question"]
+    data["kind"] = "fedlab.answerability/2"
+    (tmp_path / "v2.json").write_text(json.dumps(data))
+    assert load_model(str(tmp_path / "v2.json")).question is None
 
 
 def constant_model(p_correct: float, p_wrong: float, p_off: float, threshold: float) -> AnswerabilityModel:

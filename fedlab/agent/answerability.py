@@ -14,6 +14,13 @@ with the corpus vocabulary):
   harder to tell from the evidence than whether there is an answer; one head over the three
   outcomes shared one regularisation between the two and overfitted the harder one.
 
+With a dense retriever a fourth head, ``question``, reads the question's own embedding (the
+retriever's query vector): the log-odds that a question of its kind is answerable from statements
+and minutes at all, whatever was retrieved — what a projection table, a speech or a supervisory
+report asks for looks alike in embedding space, and no evidence feature sees it. Its log-odds is
+the ``question_answerable`` feature of the answerable head (fitted on out-of-fold log-odds, so
+the answerable head learns how far to trust it on questions it has not seen).
+
 P(correct) = P(answerable) · P(correct | answerable), P(wrong) and P(unanswerable) likewise.
 
 The reported confidence is the probability that what the agent says is right: P(correct) for an
@@ -35,7 +42,9 @@ ANSWER_CLASSES = ("correct", "wrong", "unanswerable")  # a question's outcome
 ANSWERABLE_CLASSES = ("unanswerable", "answerable")
 CORRECTNESS_CLASSES = ("wrong", "correct")
 OFF_TOPIC_CLASSES = ("on_topic", "off_topic")
-MODEL_KIND = "fedlab.answerability/2"
+MODEL_KIND = "fedlab.answerability/3"
+READABLE_KINDS = ("fedlab.answerability/2", MODEL_KIND)  # /2: no question head
+QUESTION_FEATURE = "question_answerable"  # the question head's log-odds, a feature of the answerable head
 HEADS = {"off_topic": OFF_TOPIC_CLASSES, "answerable": ANSWERABLE_CLASSES, "correctness": CORRECTNESS_CLASSES}
 
 
@@ -60,6 +69,11 @@ class LogisticHead:
         logits -= logits.max(axis=1, keepdims=True)
         e = np.exp(logits)
         return e / e.sum(axis=1, keepdims=True)
+
+    def log_odds(self, vector: np.ndarray) -> float:
+        """A binary head's log-odds of its second class for one feature vector (in ``features`` order)."""
+        z = (np.asarray(vector, dtype=float) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return float(z @ np.asarray(self.coef[0]) + self.intercept[0])
 
     def proba(self, row: dict[str, float]) -> dict[str, float]:
         return dict(zip(self.classes, (float(v) for v in self.proba_many([row])[0])))
@@ -99,6 +113,19 @@ class AnswerabilityModel:
     correctness: LogisticHead  # fitted on the answerable questions only
     threshold: float  # abstain when P(answerable) is below it
     meta: dict = field(default_factory=dict)  # provenance: split, dataset/corpus hash, target, fit measures
+    question: LogisticHead | None = None  # over the question's embedding (meta["embedder"]); None: not fitted
+
+    def question_log_odds(self, vector: np.ndarray | None) -> float:
+        """The ``question_answerable`` feature for a question's embedding; without one (a searcher
+        that cannot embed), the mean the answerable head was fitted on: a neutral value."""
+        if vector is None or self.question is None:
+            names = self.answerable.features
+            return self.answerable.mean[names.index(QUESTION_FEATURE)] if QUESTION_FEATURE in names else 0.0
+        if len(vector) != len(self.question.features):
+            raise FedlabError(f"the answerability model's question head reads {len(self.question.features)}-d "
+                              f"embeddings ({self.meta.get('embedder')}), this question's has {len(vector)}: "
+                              "refit it with `python -m fedlab.calibrate` for this embedder")
+        return self.question.log_odds(vector)
 
     def off_topic_p(self, features: dict[str, float]) -> float:
         return self.off_topic.proba(features)["off_topic"]
@@ -111,18 +138,22 @@ class AnswerabilityModel:
     def to_json(self) -> dict:
         return {"kind": MODEL_KIND, "threshold": self.threshold, "meta": self.meta,
                 **{name: getattr(self, name).to_json() for name in HEADS},
+                "question": self.question.to_json() if self.question is not None else None,
                 "vocabulary": self.vocabulary.to_json()}
 
     @classmethod
     def from_json(cls, data: dict) -> AnswerabilityModel:
-        if data.get("kind") != MODEL_KIND:
+        if data.get("kind") not in READABLE_KINDS:
             raise ValueError(f"kind {data.get('kind')!r}, expected {MODEL_KIND!r}")
         heads = {name: LogisticHead.from_json(data[name]) for name in HEADS}
+        question = LogisticHead.from_json(data["question"]) if data.get("question") else None
         for name, classes in HEADS.items():
             if tuple(heads[name].classes) != classes:
                 raise ValueError(f"the {name} head must predict {classes}")
+        if question is not None and tuple(question.classes) != ANSWERABLE_CLASSES:
+            raise ValueError(f"the question head must predict {ANSWERABLE_CLASSES}")
         return cls(Vocabulary.from_json(data["vocabulary"]), **heads, threshold=float(data["threshold"]),
-                   meta=dict(data.get("meta") or {}))
+                   meta=dict(data.get("meta") or {}), question=question)
 
     def save(self, path: str | Path) -> None:
         from fedlab.io import write_text

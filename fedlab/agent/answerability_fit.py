@@ -9,6 +9,11 @@ answerable; correct, on the answerable rows) are scikit-learn logistic regressio
 features, each with the L2 strength its own cross-validated log loss prefers; their coefficients
 are stored.
 
+When every row carries the question's embedding, a question head (answerable or not, from the
+embedding alone) is fitted first, and its log-odds becomes the answerable head's
+``question_answerable`` feature — out of fold for the rows it is fitted on (stacking), so that the
+answerable head weighs it as it does on questions the question head has not seen.
+
 The abstention threshold is chosen on out-of-fold predictions (stratified 5-fold), never on the
 fitted rows' own, for two stated targets:
 
@@ -27,7 +32,7 @@ from typing import Sequence
 import numpy as np
 
 from fedlab.agent.answerability import (ANSWER_CLASSES, ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, OFF_TOPIC_CLASSES,
-                                       AnswerabilityModel, LogisticHead)
+                                       QUESTION_FEATURE, AnswerabilityModel, LogisticHead)
 from fedlab.agent.evidence import EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary
 from fedlab.errors import FedlabError
 
@@ -43,6 +48,7 @@ class Row:
     features: dict[str, float]
     outcome: str  # one of ANSWER_CLASSES
     off_topic: bool
+    embedding: Sequence[float] | None = None  # the question's (the dense retriever's query vector)
 
 
 def _matrix(rows: Sequence[Row], names: Sequence[str]) -> np.ndarray:
@@ -86,11 +92,24 @@ def _labels(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
     return outcome, off
 
 
-def _oof(c: float, x: np.ndarray, y: np.ndarray, seed: int) -> np.ndarray:
-    """P(y = 1) for every row from models that did not see it."""
+def _oof(c: float, x: np.ndarray, y: np.ndarray, seed: int, method: str = "predict_proba") -> np.ndarray:
+    """P(y = 1) (``decision_function``: its log-odds) for every row from models that did not see it."""
     from sklearn.model_selection import cross_val_predict
 
-    return cross_val_predict(_pipeline(c), x, y, cv=_folds(y, seed), method="predict_proba")[:, 1]
+    out = cross_val_predict(_pipeline(c), x, y, cv=_folds(y, seed), method=method)
+    return out[:, 1] if out.ndim == 2 else out
+
+
+def fit_question_head(rows: Sequence[Row], y_answerable: np.ndarray) -> tuple[LogisticHead, np.ndarray, float] | None:
+    """The question head over the rows' embeddings, its out-of-fold log-odds for each row and its
+    L2 strength; None when a row has no embedding (a retriever without a dense side)."""
+    if any(r.embedding is None for r in rows):
+        return None
+    x = np.array([list(r.embedding) for r in rows], dtype=float)
+    c = choose_c(x, y_answerable)
+    names = [f"embedding[{i}]" for i in range(x.shape[1])]
+    head = _head(_pipeline(c).fit(x, y_answerable), ANSWERABLE_CLASSES, names)
+    return head, _oof(c, x, y_answerable, 1, method="decision_function"), c
 
 
 def _candidates(p_answerable: np.ndarray, kept: np.ndarray) -> list[float]:
@@ -142,13 +161,18 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
     x_answer, x_off = _matrix(rows, ANSWER_FEATURES), _matrix(rows, OFF_TOPIC_FEATURES)
     answerable = outcome != ANSWER_CLASSES.index("unanswerable")
     y_answerable, y_correct = answerable.astype(int), (outcome[answerable] == ANSWER_CLASSES.index("correct")).astype(int)
-    c_answerable, c_correct, c_off = (choose_c(x_answer, y_answerable), choose_c(x_answer[answerable], y_correct),
+    question = fit_question_head(rows, y_answerable)
+    x_answerable, answerable_features = x_answer, ANSWER_FEATURES
+    if question is not None:
+        x_answerable, answerable_features = np.column_stack([x_answer, question[1]]), (*ANSWER_FEATURES, QUESTION_FEATURE)
+    c_answerable, c_correct, c_off = (choose_c(x_answerable, y_answerable), choose_c(x_answer[answerable], y_correct),
                                       choose_c(x_off, off))
     heads = {"off_topic": (_pipeline(c_off).fit(x_off, off), OFF_TOPIC_CLASSES, OFF_TOPIC_FEATURES),
-             "answerable": (_pipeline(c_answerable).fit(x_answer, y_answerable), ANSWERABLE_CLASSES, ANSWER_FEATURES),
+             "answerable": (_pipeline(c_answerable).fit(x_answerable, y_answerable), ANSWERABLE_CLASSES,
+                            answerable_features),
              "correctness": (_pipeline(c_correct).fit(x_answer[answerable], y_correct), CORRECTNESS_CLASSES,
                              ANSWER_FEATURES)}
-    p_answerable, p_off = _oof(c_answerable, x_answer, y_answerable, 0), _oof(c_off, x_off, off, 0)
+    p_answerable, p_off = _oof(c_answerable, x_answerable, y_answerable, 0), _oof(c_off, x_off, off, 0)
     p_correct = _oof(c_correct, x_answer[answerable], y_correct, 0)
     on_topic = p_off < off_topic_threshold
     threshold = choose_threshold(p_answerable, answerable, on_topic, target_precision)
@@ -165,5 +189,7 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
             "oof_answered": float(kept.mean()),
             "oof_false_abstention": float(1 - kept[answerable].mean()),
             "oof_abstention_on_unanswerable": float(1 - kept[~answerable].mean())}
+    if question is not None:
+        meta.update(c_question=question[2], oof_auroc_question=_auroc(question[1], answerable))
     return AnswerabilityModel(vocabulary, **{name: _head(*head) for name, head in heads.items()},
-                              threshold=threshold, meta=meta)
+                              threshold=threshold, meta=meta, question=question[0] if question is not None else None)

@@ -55,8 +55,9 @@ def build_agent(cfg, search=None, backend=None):
 
 
 def check_model(model, cfg) -> None:
-    """The answerability model's features depend on the retriever kind it was fitted with: refuse
-    to apply it to another kind, in one line that says how to fit the right one."""
+    """The answerability model's features depend on the retriever kind it was fitted with, and its
+    question head on the embedder: refuse to apply it to another, in one line that says how to fit
+    the right one."""
     if model is None or "retriever" not in cfg:
         return
     fitted, kind = model.meta.get("retriever"), cfg.retriever.get("kind")
@@ -65,3 +66,9 @@ def check_model(model, cfg) -> None:
             f"agent.calibration={cfg.agent.calibration} was fitted for {fitted} retrieval, this config retrieves "
             f"with {kind}: fit one (`python -m fedlab.calibrate --set retriever={kind} "
             f"--out conf/calibration/extractive-{kind}.json`) and pass agent.calibration=…, or agent.calibration=null")
+    fitted, name = model.meta.get("embedder"), cfg.embedder.get("name") if "embedder" in cfg else None
+    if model.question is not None and fitted and name and fitted != name:
+        raise FedlabError(
+            f"agent.calibration={cfg.agent.calibration} reads questions embedded by {fitted}, this config embeds "
+            f"with {name}: fit one (`python -m fedlab.calibrate --set embedder={name} --out FILE`) and pass "
+            "agent.calibration=…, or agent.calibration=null")

@@ -20,12 +20,13 @@ Decisions (FedQuery's workflow, made explicit):
 """
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass, field
 from datetime import date
 
 from fedlab.agent.citations import ground_citations
-from fedlab.agent.answerability import AnswerabilityModel, Outcome
+from fedlab.agent.answerability import QUESTION_FEATURE, AnswerabilityModel, Outcome
 from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
 from fedlab.agent.evidence import QuestionTerms, Vocabulary, evidence_features, question_features, question_terms
@@ -44,6 +45,7 @@ ABSTAIN_OFF_TOPIC = ("This question is not about the FOMC, monetary policy or th
 ABSTAIN_UNGROUNDED = ("The FOMC statements and minutes retrieved for this question do not answer it: "
                       "no statement in the answer could be tied to a retrieved passage.")
 _TOKENS = Tokenizer()
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -121,6 +123,7 @@ class AgentProgram:
         self.model = model
         self.vocabulary = model.vocabulary if model is not None else vocabulary
         self.today = self.settings.today or today or date.today().isoformat()
+        self._warned_no_vector = False
         self.assess_query = backend.predictor(ASSESS_QUERY)
         self.reformulate_query = backend.predictor(REFORMULATE_QUERY)
         self.synthesize_answer = backend.predictor(SYNTHESIZE_ANSWER)
@@ -148,6 +151,18 @@ class AgentProgram:
         resolve = getattr(self.search_access.searcher, "event_for", None)
         event = resolve(question) if resolve is not None else None
         return event.describe() if event is not None else ""
+
+    def question_vector(self, question: str):
+        """The question's embedding for the model's question head: the searcher's query vector
+        (None, said once, when the searcher cannot embed — over MCP: the head then counts for
+        nothing)."""
+        embed = getattr(self.search_access.searcher, "question_vector", None)
+        vector = embed(question) if embed is not None else None
+        if vector is None and not self._warned_no_vector:
+            self._warned_no_vector = True
+            log.warning("the answerability model's question head needs the question's embedding, which this "
+                        "searcher does not give: the evidence features alone decide")
+        return vector
 
     def search(self, query: str, hint: DateHint | None) -> RetrievalResult:
         return self.search_access.searcher.search(query, k=self.settings.top_k, hint=hint)
@@ -269,6 +284,8 @@ class AgentProgram:
         if self.vocabulary is not None:
             terms = question_terms(question, hint, self.vocabulary)
             asked = {**question_features(terms, hint, self.vocabulary), "intent_off_topic": float(intent == "off_topic")}
+            if self.model is not None and self.model.question is not None:
+                asked[QUESTION_FEATURE] = self.model.question_log_odds(self.question_vector(question))
         attempts: list[_Attempt] = []
         p_off = None  # P(off topic), from the first search
         query = question

@@ -68,6 +68,9 @@ def print_result(result: CalibrationResult, console: Console) -> None:
                   f"{model.meta['oof_false_abstention']:.2f} of the answerable; AUROC answerable "
                   f"{model.meta['oof_auroc_answerable']:.3f}, correct | answerable {model.meta['oof_auroc_correct']:.3f}, "
                   f"off topic {model.meta['oof_auroc_off_topic']:.3f}")
+    if model.question is not None:
+        console.print(f"question head over {model.meta.get('embedder')} embeddings: AUROC answerable "
+                      f"{model.meta['oof_auroc_question']:.3f} from the question alone (out of fold)")
     console.print("add to the production config (YAML), or pass the overrides:")
     print(f"agent:\n  calibration: {config_path(out)}\n  answerability:\n    threshold: {model.threshold}\n"
           f"    target_precision: {target}" + ("" if budget is None else f"\n    max_false_abstention: {budget}"))
@@ -140,7 +143,9 @@ def collect_rows(cfg, console: Console) -> Collected:
             continue
         judged = judge_answer(q, a, (), {})
         outcome = "correct" if judged.answer_correct else "wrong" if q.answerable else "unanswerable"
-        rows.append(Row(dict(a.signals), outcome, q.category == "off_topic"))
+        vector = pipeline.question_vector(q.question)
+        rows.append(Row(dict(a.signals), outcome, q.category == "off_topic",
+                        vector.tolist() if vector is not None else None))
         row_question.append(i)
     return Collected(questions, pipeline, vocabulary, agent, rows, row_question)
 
@@ -210,6 +215,8 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
             "corpus_hash": c.pipeline.corpus.content_hash,
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": config_name, "sets": list(overrides),
             "method": "logistic"}  # every name in METHODS fits the same heads
+    if c.pipeline.embedder is not None:  # the question head reads this embedder's vectors
+        meta.update(embedder=cfg.embedder.name, embedder_fingerprint=c.pipeline.embedder.fingerprint())
     model = fit_model(c.rows, c.vocabulary, target, float(c.agent.settings.off_topic_threshold), meta=meta,
                       max_false_abstention=budget)
     path = Path(out) if out else default_out(cfg)
