@@ -4,6 +4,7 @@
     python -m fedlab.calibrate --config production --target-precision 0.9 --max-false-abstention 0.05
     python -m fedlab.calibrate --set retriever=bm25 --out /tmp/model.json
     python -m fedlab.calibrate --config production --cross-fit   # dev figures on unseen questions; writes nothing
+    python -m fedlab.calibrate --config production --cross-fit --seed 1   # another shuffle of the folds
 
 The work is fedlab.evaluation.answers.calibrate's (the unmodelled agent over the split, each
 answer judged, the model fitted by fedlab.agent.answerability_fit). The lines that make a config
@@ -33,6 +34,8 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--cross-fit", action="store_true",
                    help="write nothing: measure the agent on the split with each question answered by a model fitted "
                         "on the other folds (the figures to choose settings by)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="with --cross-fit: the shuffle of the folds (one shuffle of a small split is noisy: average a few)")
     p.add_argument("--split", default="dev", help="split to fit on (default: dev; never fit on test)")
     p.add_argument("--out", default=None, help="where to write the calibrator JSON")
     return p.parse_args(argv)
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         cfg = compose_for_agent(args.config, args.sets, args.split)
         if args.cross_fit:
             outcome = cross_fit(cfg, target_precision=args.target_precision,
-                                max_false_abstention=args.max_false_abstention, console=console)
+                                max_false_abstention=args.max_false_abstention, console=console, seed=args.seed)
             print_cross_fit(outcome.metrics, args.split)
             return 0
         result = calibrate(cfg, out=args.out, target_precision=args.target_precision, config_name=args.config,
