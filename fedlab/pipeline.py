@@ -94,7 +94,7 @@ class Pipeline:
     def question_vector(self, question: str):
         """The question's query vector (the dense side's, cached), None without a dense side: what
         the answerability model's question head reads."""
-        return self.embedder.embed_query(question) if self.embedder is not None else None
+        return self.embedder.query_vector(question) if self.embedder is not None else None
 
     def chunk_at(self, doc_id: str, offset: int) -> Chunk | None:
         """The passage of ``doc_id`` whose searched span holds character ``offset``."""
@@ -314,6 +314,12 @@ class QueryCachingEmbedder:
             else:
                 self.compute_ms += shared
         return vec
+
+    def query_vector(self, text: str) -> np.ndarray:
+        """The query's vector, never timed: for a reader besides the search (the agent's question
+        head). The search on the same text then finds it cached and, measuring, times the model
+        on it once, as a served query costs one run."""
+        return self._cache.query_vector(self._fingerprint, text, self._query.embed_query)[0]
 
     def warm_up(self) -> None:
         """Load the model and run it once, so that no timed query pays for loading it."""

@@ -86,6 +86,22 @@ def test_cached_query_vector_latency_is_measured_now(tmp_path):
     assert model.calls == 3 and serving.compute_ms == 0.0  # the 3rd call was the warm-up; no 4th
 
 
+def test_the_question_heads_read_of_a_query_vector_is_never_timed(tmp_path):
+    """The agent's question head reads the question's vector before the search embeds the same
+    text: that read is not charged, and a measured search still times the model on it once."""
+    from fedlab.cache import ArtifactCache
+    from fedlab.pipeline import QueryCachingEmbedder
+
+    model = _SlowThenFast()
+    measuring = QueryCachingEmbedder(model, ArtifactCache(tmp_path), time_model=True)
+    assert np.array_equal(measuring.query_vector("rates in 2023?"), np.ones(4, dtype=np.float32))
+    assert model.calls == 1 and measuring.compute_ms == 0.0  # computed (a miss), not charged
+    measuring.embed_query("rates in 2023?")
+    assert model.calls == 2 and measuring.compute_ms > 0.0  # the search's run: timed once
+    measuring.query_vector("rates in 2023?")
+    assert model.calls == 2  # a cached read: no model run
+
+
 # -- params, names, precision, redaction --------------------------------------------------------
 
 def _composed(*overrides: str) -> dict:
