@@ -100,16 +100,23 @@ def _oof(c: float, x: np.ndarray, y: np.ndarray, seed: int, method: str = "predi
     return out[:, 1] if out.ndim == 2 else out
 
 
-def fit_question_head(rows: Sequence[Row], y_answerable: np.ndarray) -> tuple[LogisticHead, np.ndarray, float] | None:
-    """The question head over the rows' embeddings, its out-of-fold log-odds for each row and its
-    L2 strength; None when a row has no embedding (a retriever without a dense side)."""
+@dataclass
+class QuestionFit:
+    head: LogisticHead  # over the question's embedding
+    oof_log_odds: np.ndarray  # for each row, from heads that did not see it: the answerable head's feature
+    c: float  # its L2 strength
+
+
+def fit_question_head(rows: Sequence[Row], y_answerable: np.ndarray) -> QuestionFit | None:
+    """The question head over the rows' embeddings; None when a row has no embedding (a
+    retriever without a dense side)."""
     if any(r.embedding is None for r in rows):
         return None
     x = np.array([list(r.embedding) for r in rows], dtype=float)
     c = choose_c(x, y_answerable)
     names = [f"embedding[{i}]" for i in range(x.shape[1])]
     head = _head(_pipeline(c).fit(x, y_answerable), ANSWERABLE_CLASSES, names)
-    return head, _oof(c, x, y_answerable, 1, method="decision_function"), c
+    return QuestionFit(head, _oof(c, x, y_answerable, 1, method="decision_function"), c)
 
 
 def _candidates(p_answerable: np.ndarray, kept: np.ndarray) -> list[float]:
@@ -164,7 +171,7 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
     question = fit_question_head(rows, y_answerable)
     x_answerable, answerable_features = x_answer, ANSWER_FEATURES
     if question is not None:
-        x_answerable, answerable_features = np.column_stack([x_answer, question[1]]), (*ANSWER_FEATURES, QUESTION_FEATURE)
+        x_answerable, answerable_features = np.column_stack([x_answer, question.oof_log_odds]), (*ANSWER_FEATURES, QUESTION_FEATURE)
     c_answerable, c_correct, c_off = (choose_c(x_answerable, y_answerable), choose_c(x_answer[answerable], y_correct),
                                       choose_c(x_off, off))
     heads = {"off_topic": (_pipeline(c_off).fit(x_off, off), OFF_TOPIC_CLASSES, OFF_TOPIC_FEATURES),
@@ -190,6 +197,6 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
             "oof_false_abstention": float(1 - kept[answerable].mean()),
             "oof_abstention_on_unanswerable": float(1 - kept[~answerable].mean())}
     if question is not None:
-        meta.update(c_question=question[2], oof_auroc_question=_auroc(question[1], answerable))
+        meta.update(c_question=question.c, oof_auroc_question=_auroc(question.oof_log_odds, answerable))
     return AnswerabilityModel(vocabulary, **{name: _head(*head) for name, head in heads.items()},
-                              threshold=threshold, meta=meta, question=question[0] if question is not None else None)
+                              threshold=threshold, meta=meta, question=question.head if question is not None else None)
