@@ -59,10 +59,14 @@ class LogisticHead:
     coef: list[list[float]]  # one row per class (one row for a binary model: the second class)
     intercept: list[float]
 
+    def _logits(self, x: np.ndarray) -> np.ndarray:
+        """One row of logits per row of ``x`` (features in ``features`` order)."""
+        z = (np.asarray(x, dtype=float) - np.asarray(self.mean)) / np.asarray(self.scale)
+        return z @ np.asarray(self.coef).T + np.asarray(self.intercept)
+
     def proba_many(self, rows: list[dict[str, float]]) -> np.ndarray:
         x = np.array([[float(r.get(f, 0.0)) for f in self.features] for r in rows], dtype=float)
-        z = (x - np.asarray(self.mean)) / np.asarray(self.scale)
-        logits = z @ np.asarray(self.coef).T + np.asarray(self.intercept)
+        logits = self._logits(x)
         if len(self.coef) == 1:  # binary: the row scores the second class
             p = 1.0 / (1.0 + np.exp(-logits[:, 0]))
             return np.column_stack([1.0 - p, p])
@@ -72,8 +76,7 @@ class LogisticHead:
 
     def log_odds(self, vector: np.ndarray) -> float:
         """A binary head's log-odds of its second class for one feature vector (in ``features`` order)."""
-        z = (np.asarray(vector, dtype=float) - np.asarray(self.mean)) / np.asarray(self.scale)
-        return float(z @ np.asarray(self.coef[0]) + self.intercept[0])
+        return float(self._logits(np.asarray(vector, dtype=float)[None, :])[0, 0])
 
     def proba(self, row: dict[str, float]) -> dict[str, float]:
         return dict(zip(self.classes, (float(v) for v in self.proba_many([row])[0])))

@@ -57,6 +57,18 @@ class _Attempt:
     outcome: Outcome | None  # the answerability model's probabilities (None: no model)
 
 
+# a passage added to the retrieved ones: (the passage holding a sentence, its span, the section to show; None: its own)
+ExtraPassage = tuple[Hit, tuple[int, int], str | None]
+
+
+def _spanned_range(hint: DateHint | None) -> tuple[str, str] | None:
+    """The ISO dates bounding a question that spans several meetings (its range's end widened to
+    the meeting that closes it); None for one naming a single meeting or none."""
+    if hint is None or hint.scope not in MULTI_MEETING_SCOPES:
+        return None
+    return hint.date_from or "0000-00-00", hint.widened_end(1) or "9999-12-31"
+
+
 def hint_from(prediction, question: str) -> DateHint | None:
     """The DateHint an assess_query prediction describes; None when it names no valid range."""
     scope = str(getattr(prediction, "scope", "none") or "none").strip()
@@ -193,42 +205,41 @@ class AgentProgram:
             top = lost_in_the_middle(top)
         return top
 
-    def decision_hits(self, hint: DateHint | None, shown: list[Hit]) -> list[tuple[Hit, tuple[int, int]]]:
+    def decision_hits(self, hint: DateHint | None, shown: list[Hit]) -> list[ExtraPassage]:
         """For a question spanning several meetings: each policy meeting's decision sentence in the
-        range, from the searcher's meeting timeline, as (the passage holding it, its span); none
-        when the searcher has no timeline or the question names one meeting."""
+        range, from the searcher's meeting timeline; none when the searcher has no timeline or the
+        question names one meeting."""
         timeline = getattr(self.search_access.searcher, "timeline", None)
         locate = getattr(self.search_access.searcher, "chunk_at", None)
-        if not self.settings.decision_passages or timeline is None or locate is None or hint is None \
-                or hint.scope not in MULTI_MEETING_SCOPES:
+        spanned = _spanned_range(hint)
+        if not self.settings.decision_passages or timeline is None or locate is None or spanned is None:
             return []
-        hi = hint.widened_end(1) or "9999-12-31"
+        lo, hi = spanned
         out, seen = [], {h.chunk.chunk_id for h in shown}
         for meeting in timeline:
             d = meeting.decision
-            if d is None or not ((hint.date_from or "0000") <= meeting.date <= hi):
+            if d is None or not (lo <= meeting.date <= hi):
                 continue
             chunk = locate(d.sentence.doc_id, d.sentence.start)
             if chunk is None or chunk.chunk_id in seen:
                 continue
             seen.add(chunk.chunk_id)
-            out.append((Hit(chunk, 0.0), (d.sentence.start, d.sentence.end)))
+            out.append((Hit(chunk, 0.0), (d.sentence.start, d.sentence.end), None))
         return out
 
-    def change_hits(self, hint: DateHint | None) -> list[tuple[Hit, tuple[int, int], str]]:
+    def change_hits(self, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question spanning several meetings: the sentences each policy statement in its
-        range added to the previous one and those it dropped (fedlab.retrieval.changes), as (the
-        passage holding it, its span, the section naming the change); none when the searcher
-        cannot tell, the question names one meeting or its range holds more than
-        ``change_passages`` changes."""
+        range added to the previous one and those it dropped (fedlab.retrieval.changes), the
+        section naming the change; none when the searcher cannot tell, the question names one
+        meeting or its range holds more than ``change_passages`` changes."""
         from fedlab.retrieval.changes import dropped_by, new_since
 
         changes_in = getattr(self.search_access.searcher, "statement_changes", None)
         locate = getattr(self.search_access.searcher, "chunk_at", None)
-        if not self.settings.change_passages or changes_in is None or locate is None or hint is None \
-                or hint.scope not in MULTI_MEETING_SCOPES:
+        spanned = _spanned_range(hint)
+        if not self.settings.change_passages or changes_in is None or locate is None or spanned is None:
             return []
-        changes = changes_in(hint.date_from, hint.widened_end(1) or "9999-12-31")
+        changes = changes_in(*spanned)
         if len(changes) > int(self.settings.change_passages):
             return []
         out = []
@@ -329,7 +340,7 @@ class AgentProgram:
             value, level = self.reported(best.outcome.correct)
 
         hits = self.context(best.result.hits)
-        extra = [(h, span, None) for h, span in self.decision_hits(hint, hits)] + self.change_hits(hint)
+        extra = self.decision_hits(hint, hits) + self.change_hits(hint)
         docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
         for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):
