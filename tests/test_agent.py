@@ -9,7 +9,8 @@ import pytest
 from fedlab.agent.build import build_agent
 from fedlab.agent.citations import final_markers
 from fedlab.agent.confidence import level_for
-from fedlab.agent.program import AgentProgram
+from fedlab.agent.evidence import ANSWER_FEATURES, answer_features, question_terms
+from fedlab.agent.program import AgentProgram, hint_from
 from fedlab.agent.settings import AgentSettings
 from fedlab.agent.searcher import SearchAccess, open_search
 from fedlab.lm.steps import ASSESS_QUERY, STEPS, SYNTHESIZE_ANSWER, step_named
@@ -65,6 +66,11 @@ def test_factual_question_gets_cited_sentences_from_the_right_meeting(agent, sea
     assert a.raw_confidence >= agent.threshold
     assert a.confidence_level == level_for(a.confidence, agent.settings.thresholds)
     assert {"top_score", "term_coverage", "date_coverage", "idf_coverage", "vocab_share"} <= set(a.signals)
+    # P(correct | answerable) is read from the answer given, not from the evidence alone
+    hint = hint_from(agent.assess_query(question=FACTUAL, today=agent.today, event=agent.event_for(FACTUAL)), FACTUAL)
+    said = answer_features(FACTUAL, question_terms(FACTUAL, hint, agent.vocabulary), a.answer, agent.vocabulary)
+    assert {k: a.signals[k] for k in ANSWER_FEATURES} == pytest.approx(said, abs=1e-6)
+    assert a.confidence == pytest.approx(a.raw_confidence * agent.model.correct_p(said), abs=1e-5)
     assert a.lm_usage == {"prompt_tokens": 0, "completion_tokens": 0}
     assert a.latency_ms["total"] >= a.latency_ms["search"] > 0
 
@@ -281,7 +287,25 @@ def test_every_abstention_says_why(agent):
 
     off = agent("What is the capital of Australia?")
     assert off.abstained and off.abstain_reason == "off_topic"
-    assert set(ABSTAIN_REASONS) == {"coverage", "off_topic", "weak_evidence", "ungrounded"}
+    assert set(ABSTAIN_REASONS) == {"coverage", "off_topic", "weak_evidence", "ungrounded", "unlikely_answer"}
+
+
+def test_an_answer_unlikely_to_be_right_is_withheld(search):
+    """The answer threshold reads P(correct) of the drafted answer: below it the agent abstains and
+    reports P(unanswerable); the config's threshold overrides the model's."""
+    from test_answerability import constant_model
+
+    model = constant_model(p_correct=0.3, p_wrong=0.5, p_off=0.01, threshold=0.5)  # P(answerable) 0.8
+    model.answer_threshold = 0.25
+    kept = AgentProgram(search, ExtractiveBackend(), AgentSettings(), model=model)(FACTUAL)
+    assert not kept.abstained and kept.confidence == pytest.approx(0.3)
+    model.answer_threshold = 0.35
+    withheld = AgentProgram(search, ExtractiveBackend(), AgentSettings(), model=model)(FACTUAL)
+    assert withheld.abstained and withheld.abstain_reason == "unlikely_answer" and not withheld.citations
+    assert withheld.confidence == pytest.approx(0.2) and withheld.raw_confidence == pytest.approx(0.8)
+    assert withheld.retrieved_chunk_ids == kept.retrieved_chunk_ids and "answer_type_found" in withheld.signals
+    settings = AgentSettings(answerability={"answer_threshold": 0.0})
+    assert not AgentProgram(search, ExtractiveBackend(), settings, model=model)(FACTUAL).abstained
 
 
 @pytest.mark.parametrize("hint,outside,note", [

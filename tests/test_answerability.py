@@ -13,7 +13,7 @@ from fedlab.agent.answerability import (ANSWERABLE_CLASSES, CORRECTNESS_CLASSES,
                                        LogisticHead, load_model)
 from fedlab.agent.evidence import (EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary, evidence_features,
                                    question_features, question_terms)
-from fedlab.agent.answerability_fit import (ANSWER_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
+from fedlab.agent.answerability_fit import (ANSWERABLE_FEATURES, CORRECTNESS_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
                                            fit_model, spend_false_abstentions)
 from fedlab.chunking.chunk import Chunk
 from fedlab.errors import FedlabError
@@ -76,16 +76,18 @@ def test_evidence_features_weigh_rare_terms_and_check_doc_types():
 
 
 def _rows(n: int = 240, seed: int = 0) -> list[Row]:
-    """Synthetic rows whose outcome follows two features, as a fitted model should find."""
+    """Synthetic rows whose outcome follows three features, as a fitted model should find: the
+    question's vocabulary (off topic), the evidence (answerable), the answer (correct)."""
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(n):
         off = rng.uniform() < 0.15
-        ev = rng.uniform()
-        f = {name: rng.uniform() for name in ANSWER_FEATURES}
+        ev, said = rng.uniform(), rng.uniform()
+        f = {name: rng.uniform() for name in (*ANSWERABLE_FEATURES, *CORRECTNESS_FEATURES)}
         f["vocab_share"] = rng.uniform(0, 0.4) if off else rng.uniform(0.6, 1)
         f["idf_coverage"] = ev
-        outcome = "unanswerable" if off or ev < 0.3 else ("correct" if rng.uniform() < ev else "wrong")
+        f["answer_idf_coverage"] = said
+        outcome = "unanswerable" if off or ev < 0.3 else ("correct" if rng.uniform() < said else "wrong")
         rows.append(Row(f, outcome, off))
     return rows
 
@@ -97,7 +99,8 @@ def test_heads_reproduce_scikit_learn_and_survive_json(tmp_path):
 
     rows = _rows()
     model = fit_model(rows, VOCAB, target_precision=0.9, off_topic_threshold=0.5, meta={"retriever": "bm25"})
-    x = np.array([[r.features[n] for n in ANSWER_FEATURES] for r in rows])
+    x = np.array([[r.features[n] for n in ANSWERABLE_FEATURES] for r in rows])
+    xc = np.array([[r.features[n] for n in CORRECTNESS_FEATURES] for r in rows])
     answerable = np.array([r.outcome != "unanswerable" for r in rows])
     correct = np.array([r.outcome == "correct" for r in rows])
 
@@ -108,7 +111,7 @@ def test_heads_reproduce_scikit_learn_and_survive_json(tmp_path):
     np.testing.assert_allclose(model.answerable.proba_many([r.features for r in rows])[:, 1], p_answerable, atol=1e-9)
     # P(correct | answerable) is fitted on the answerable rows only, and applies to every row
     p_correct = make_pipeline(StandardScaler(), LogisticRegression(C=model.meta["c_correct"], max_iter=5000)).fit(
-        x[answerable], correct[answerable]).predict_proba(x)[:, 1]
+        xc[answerable], correct[answerable]).predict_proba(xc)[:, 1]
     outcomes = [model.outcome(r.features) for r in rows]
     np.testing.assert_allclose([o.correct for o in outcomes], p_answerable * p_correct, atol=1e-9)
     np.testing.assert_allclose([o.unanswerable for o in outcomes], 1 - p_answerable, atol=1e-9)
@@ -127,9 +130,10 @@ def test_heads_reproduce_scikit_learn_and_survive_json(tmp_path):
     low, high = dict(rows[0].features, idf_coverage=0.05), dict(rows[0].features, idf_coverage=0.95)
     assert model.outcome(high).answerable > model.outcome(low).answerable
     assert 0 < model.threshold < 1 and model.meta["threshold_from"] == "out-of-fold"
-    # among answerable rows, correctness follows idf_coverage too: the correctness head finds it
-    assert model.outcome(high).correct / model.outcome(high).answerable > \
-        model.outcome(low).correct / model.outcome(low).answerable
+    # among answerable rows, correctness follows what the answer holds: the correctness head finds it
+    vague, full = dict(rows[0].features, answer_idf_coverage=0.05), dict(rows[0].features, answer_idf_coverage=0.95)
+    assert model.correct_p(full) > model.correct_p(vague)
+    assert model.outcome(full).correct / model.outcome(full).answerable == pytest.approx(model.correct_p(full))
     assert model.meta["oof_auroc_correct"] > 0.5
 
 
@@ -151,9 +155,35 @@ def test_each_head_gets_the_regularisation_its_own_rows_prefer():
     # the answerable head's strength would have fitted the coin flips far more confidently
     from fedlab.agent.answerability_fit import _pipeline
 
-    x = np.array([[r.features[n] for n in ANSWER_FEATURES] for r in given])
+    x = np.array([[r.features[n] for n in CORRECTNESS_FEATURES] for r in given])
     loose = _pipeline(model.meta["c_answerable"]).fit(x, [r.outcome == "correct" for r in given]).predict_proba(x)[:, 1]
     assert np.std(share) < 0.5 * np.std(loose)
+
+def test_the_answer_threshold_withholds_at_most_its_share_of_the_right_answers():
+    from fedlab.agent.answerability_fit import choose_answer_threshold
+
+    p = np.array([0.9, 0.2, 0.5, 0.7, 0.4, 0.8, 0.6, 0.3, 0.95, 0.85])
+    assert choose_answer_threshold(p, None) == 0.0  # no budget: nothing withheld
+    assert choose_answer_threshold(p, 0.0) == pytest.approx(0.2)  # below every right answer
+    assert choose_answer_threshold(p, 0.1) == pytest.approx(0.3)  # one of ten may go
+    assert choose_answer_threshold(p, 0.25) == pytest.approx(0.4)
+    assert choose_answer_threshold(np.array([]), 0.1) == 0.0
+
+
+def test_the_fitted_answer_threshold_follows_its_budget():
+    rows = _rows(300, seed=5)
+    loose = fit_model(rows, VOCAB, 0.9, 0.5, max_withheld_correct=0.2)
+    tight = fit_model(rows, VOCAB, 0.9, 0.5, max_withheld_correct=0.0)
+    none = fit_model(rows, VOCAB, 0.9, 0.5)
+    assert none.answer_threshold == 0.0 and none.meta["oof_withheld"]["correct"] == 0
+    assert 0.0 < tight.answer_threshold < loose.answer_threshold < 1.0
+    assert tight.meta["oof_withheld"]["correct"] == 0
+    right = sum(r.outcome == "correct" for r in rows)
+    assert 0 < loose.meta["oof_withheld"]["correct"] <= 0.2 * right
+    assert loose.meta["oof_withheld"]["wrong"] > tight.meta["oof_withheld"]["wrong"]
+    assert loose.meta["oof_false_abstention_after"] >= loose.meta["oof_false_abstention"]
+    assert AnswerabilityModel.from_json(loose.to_json()).answer_threshold == loose.answer_threshold
+
 
 def test_a_false_abstention_budget_raises_the_threshold_as_far_as_it_allows():
     p = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95])

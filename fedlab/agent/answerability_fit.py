@@ -14,15 +14,22 @@ embedding alone) is fitted first, and its log-odds becomes the answerable head's
 ``question_answerable`` feature — out of fold for the rows it is fitted on (stacking), so that the
 answerable head weighs it as it does on questions the question head has not seen.
 
-The abstention threshold is chosen on out-of-fold predictions (stratified 5-fold), never on the
-fitted rows' own, for two stated targets:
+The correctness head reads the features of each row's answer (the unmodelled agent's, from the
+first search; fedlab.agent.evidence.answer_features).
+
+The abstention thresholds are chosen on out-of-fold predictions (stratified 5-fold), never on the
+fitted rows' own, for stated targets:
 
 - ``target_precision``: the lowest P(answerable) at which the questions kept — those the
   off-topic head lets through with P(answerable) at or above it — are answerable at least that
   share of the time;
 - ``max_false_abstention``: then raised as far as that budget allows: the highest threshold at
   which at most that share of the answerable questions are abstained on, so that the budget is
-  spent on abstaining from more of the unanswerable ones (None: the precision target alone).
+  spent on abstaining from more of the unanswerable ones (None: the precision target alone);
+- ``max_withheld_correct``: the answer threshold, a second decision on the answer once it is
+  drafted — the highest P(correct) below which at most that share of the right answers of the
+  questions kept fall; the answers below it (mostly wrong ones and unanswerable questions that
+  passed the first threshold) are withheld (None: no answer threshold).
 """
 from __future__ import annotations
 
@@ -33,11 +40,12 @@ import numpy as np
 
 from fedlab.agent.answerability import (ANSWER_CLASSES, ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, OFF_TOPIC_CLASSES,
                                        QUESTION_FEATURE, AnswerabilityModel, LogisticHead)
-from fedlab.agent.evidence import EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary
+from fedlab.agent.evidence import ANSWER_FEATURES, EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary
 from fedlab.errors import FedlabError
 
 OFF_TOPIC_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", "top_dense")
-ANSWER_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", *EVIDENCE_FEATURES, "retrieval_score")
+ANSWERABLE_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", *EVIDENCE_FEATURES, "retrieval_score")
+CORRECTNESS_FEATURES = ANSWER_FEATURES  # read from the answer itself (fedlab.agent.evidence)
 FOLDS = 5
 C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 REPEATS = 5
@@ -152,6 +160,16 @@ def spend_false_abstentions(p_answerable: np.ndarray, answerable: np.ndarray, ke
     return best
 
 
+def choose_answer_threshold(p_correct: np.ndarray, max_withheld_correct: float | None) -> float:
+    """The highest P(correct) below which at most ``max_withheld_correct`` of the right answers
+    (``p_correct``: theirs) fall; 0.0, withholding nothing, with no budget or no right answer."""
+    if max_withheld_correct is None or not len(p_correct):
+        return 0.0
+    values = np.sort(p_correct)
+    k = int(np.floor(max_withheld_correct * len(values) + 1e-9))
+    return float(values[k]) if k < len(values) else 1.0
+
+
 def _auroc(score: np.ndarray, positive: np.ndarray) -> float:
     """ROC AUC of ``score`` for ``positive`` (both classes are present: ``fit_model`` requires them)."""
     from sklearn.metrics import roc_auc_score
@@ -160,31 +178,39 @@ def _auroc(score: np.ndarray, positive: np.ndarray) -> float:
 
 
 def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: float, off_topic_threshold: float,
-              meta: dict | None = None, max_false_abstention: float | None = None) -> AnswerabilityModel:
+              meta: dict | None = None, max_false_abstention: float | None = None,
+              max_withheld_correct: float | None = None) -> AnswerabilityModel:
     outcome, off = _labels(rows)
     if len(set(outcome.tolist())) < len(ANSWER_CLASSES) or len(set(off.tolist())) < 2:
         raise FedlabError("fitting the answerability model needs correct, wrong and unanswerable answers and "
                           "off-topic questions in the split; evaluate a larger split")
-    x_answer, x_off = _matrix(rows, ANSWER_FEATURES), _matrix(rows, OFF_TOPIC_FEATURES)
+    x_off = _matrix(rows, OFF_TOPIC_FEATURES)
     answerable = outcome != ANSWER_CLASSES.index("unanswerable")
+    x_correct = _matrix([r for r, a in zip(rows, answerable) if a], CORRECTNESS_FEATURES)
     y_answerable, y_correct = answerable.astype(int), (outcome[answerable] == ANSWER_CLASSES.index("correct")).astype(int)
     question = fit_question_head(rows, y_answerable)
-    x_answerable, answerable_features = x_answer, ANSWER_FEATURES
+    x_answerable, answerable_features = _matrix(rows, ANSWERABLE_FEATURES), ANSWERABLE_FEATURES
     if question is not None:
-        x_answerable, answerable_features = np.column_stack([x_answer, question.oof_log_odds]), (*ANSWER_FEATURES, QUESTION_FEATURE)
-    c_answerable, c_correct, c_off = (choose_c(x_answerable, y_answerable), choose_c(x_answer[answerable], y_correct),
-                                      choose_c(x_off, off))
+        x_answerable = np.column_stack([x_answerable, question.oof_log_odds])
+        answerable_features = (*ANSWERABLE_FEATURES, QUESTION_FEATURE)
+    c_answerable, c_correct, c_off = choose_c(x_answerable, y_answerable), choose_c(x_correct, y_correct), choose_c(x_off, off)
     heads = {"off_topic": (_pipeline(c_off).fit(x_off, off), OFF_TOPIC_CLASSES, OFF_TOPIC_FEATURES),
              "answerable": (_pipeline(c_answerable).fit(x_answerable, y_answerable), ANSWERABLE_CLASSES,
                             answerable_features),
-             "correctness": (_pipeline(c_correct).fit(x_answer[answerable], y_correct), CORRECTNESS_CLASSES,
-                             ANSWER_FEATURES)}
+             "correctness": (_pipeline(c_correct).fit(x_correct, y_correct), CORRECTNESS_CLASSES, CORRECTNESS_FEATURES)}
     p_answerable, p_off = _oof(c_answerable, x_answerable, y_answerable, 0), _oof(c_off, x_off, off, 0)
-    p_correct = _oof(c_correct, x_answer[answerable], y_correct, 0)
+    p_correct = _oof(c_correct, x_correct, y_correct, 0)
     on_topic = p_off < off_topic_threshold
     threshold = choose_threshold(p_answerable, answerable, on_topic, target_precision)
     threshold = spend_false_abstentions(p_answerable, answerable, on_topic, threshold, max_false_abstention)
     kept = on_topic & (p_answerable >= threshold)
+    # P(correct) of each kept row's answer, out of fold (the correctness head never saw an unanswerable row)
+    p_correct_all = _pipeline(c_correct).fit(x_correct, y_correct).predict_proba(_matrix(rows, CORRECTNESS_FEATURES))[:, 1]
+    p_correct_all[answerable] = p_correct
+    p_said = p_answerable * p_correct_all
+    is_correct = outcome == ANSWER_CLASSES.index("correct")
+    answer_threshold = choose_answer_threshold(p_said[kept & is_correct], max_withheld_correct)
+    answered = kept & (p_said >= answer_threshold)
     meta = {**(meta or {}), "n": len(rows), "outcomes": {c: int((outcome == i).sum()) for i, c in enumerate(ANSWER_CLASSES)},
             "off_topic": int(off.sum()), "target_precision": target_precision, "max_false_abstention": max_false_abstention,
             "threshold_from": "out-of-fold",
@@ -195,8 +221,15 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
             "oof_auroc_off_topic": _auroc(p_off, off.astype(bool)),
             "oof_answered": float(kept.mean()),
             "oof_false_abstention": float(1 - kept[answerable].mean()),
-            "oof_abstention_on_unanswerable": float(1 - kept[~answerable].mean())}
+            "oof_abstention_on_unanswerable": float(1 - kept[~answerable].mean()),
+            "max_withheld_correct": max_withheld_correct,
+            # the answer threshold on top of it
+            "oof_withheld": {c: int((kept & ~answered & (outcome == i)).sum()) for i, c in enumerate(ANSWER_CLASSES)},
+            "oof_answered_after": float(answered.mean()),
+            "oof_false_abstention_after": float(1 - answered[answerable].mean()),
+            "oof_abstention_on_unanswerable_after": float(1 - answered[~answerable].mean())}
     if question is not None:
         meta.update(c_question=question.c, oof_auroc_question=_auroc(question.oof_log_odds, answerable))
     return AnswerabilityModel(vocabulary, **{name: _head(*head) for name, head in heads.items()},
-                              threshold=threshold, meta=meta, question=question.head if question is not None else None)
+                              threshold=threshold, meta=meta, question=question.head if question is not None else None,
+                              answer_threshold=answer_threshold)

@@ -28,6 +28,14 @@ Evidence (``evidence_features``), from one search:
                   inside the sentence — found in the top passages (1 when it has none)
   doc_type_found  the question names a document type and a top passage is of that type
                   (1 when it names none)
+Answer (``answer_features``), from the agent's grounded answer (empty when it abstained), what
+P(correct | answerable) is read from — whether an answer states the facts asked for shows in the
+answer, not in the evidence it was drawn from:
+  asks_answer_type    the question asks for a kind of answer: a date, rate, amount, count or
+                      person (fedlab.lm.answer_types)
+  answer_type_found   share of the kinds asked for that the answer holds (1 when none is asked)
+  answer_idf_coverage share of the question's content terms the answer holds, IDF-weighted
+  answer_sentences    the answer's cited sentences, /MAX_ANSWER_SENTENCES, capped at 1
 """
 from __future__ import annotations
 
@@ -36,6 +44,7 @@ import re
 from dataclasses import dataclass, field
 
 from fedlab.index.tokens import Tokenizer
+from fedlab.lm.answer_types import asked_types, held_types
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 
 TOKENS = Tokenizer()
@@ -43,11 +52,14 @@ QUESTION_FEATURES = ("vocab_share", "common_share", "unknown_share", "n_terms", 
                      "names_doc_type", "other_source", "meeting_in_range")
 EVIDENCE_FEATURES = ("top_dense", "top_score", "margin", "term_coverage", "agreement", "date_coverage",
                      "idf_coverage", "missing_idf", "salient_coverage", "doc_type_found")
+ANSWER_FEATURES = ("asks_answer_type", "answer_type_found", "answer_idf_coverage", "answer_sentences")
 COMMON_DF = 0.01  # a term in at least this share of passages is common in the corpus
 EVIDENCE_TOP_N = 3  # passages whose terms count as found
 _OWN_WORDS = re.compile(r"\b(?:in|at|during|from)\s+(?:his|her|their)\b", re.I)
 _ACCORDING = re.compile(r"\baccording to\s+([^,.?;]+)", re.I)
 _CAPITALISED = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][A-Za-z]+")
+_CITED_SENTENCE = re.compile(r"(?:\s*\[\d+\])+")  # the citation markers closing a sentence
+MAX_ANSWER_SENTENCES = 8
 
 
 @dataclass
@@ -132,9 +144,7 @@ def evidence_features(terms: QuestionTerms, hits: list[Hit], signals: dict[str, 
     """``signals``: the retrieval signals of fedlab.agent.confidence for the same search."""
     top = hits[:EVIDENCE_TOP_N]
     found = set().union(*(set(TOKENS(h.chunk.text)) for h in top)) if top else set()
-    weights = {t: vocab.idf(t) for t in terms.content}
-    total = math.fsum(weights.values())  # fsum: independent of the (hash-seeded) set order
-    missing = [weights[t] for t in terms.content if t not in found]
+    missing = [vocab.idf(t) for t in terms.content if t not in found]
     return {
         "top_dense": max((h.sources.get("dense", 0.0) for h in hits), default=0.0),
         "top_score": signals.get("top_score", 0.0),
@@ -142,8 +152,26 @@ def evidence_features(terms: QuestionTerms, hits: list[Hit], signals: dict[str, 
         "term_coverage": signals.get("term_coverage", 0.0),
         "agreement": signals.get("agreement", 0.0),
         "date_coverage": signals.get("date_coverage", 1.0),
-        "idf_coverage": math.fsum(w for t, w in weights.items() if t in found) / total if total else 0.0,
+        "idf_coverage": _idf_share(terms.content, found, vocab),
         "missing_idf": max(missing, default=0.0),
         "salient_coverage": len(terms.salient & found) / len(terms.salient) if terms.salient else 1.0,
         "doc_type_found": float(any(h.chunk.doc_type in terms.doc_types for h in top)) if terms.doc_types else 1.0,
+    }
+
+
+def _idf_share(terms: list[str], found: set[str], vocab: Vocabulary) -> float:
+    """Share of ``terms`` in ``found``, each weighed by its corpus IDF."""
+    weights = {t: vocab.idf(t) for t in terms}
+    total = math.fsum(weights.values())  # fsum: independent of the (hash-seeded) set order
+    return math.fsum(w for t, w in weights.items() if t in found) / total if total else 0.0
+
+
+def answer_features(question: str, terms: QuestionTerms, answer: str, vocab: Vocabulary) -> dict[str, float]:
+    """``answer``: the grounded answer with its citation markers; "" for an abstention."""
+    kinds = asked_types(question)
+    return {
+        "asks_answer_type": float(bool(kinds)),
+        "answer_type_found": len(held_types(answer, kinds)) / len(kinds) if kinds else 1.0,
+        "answer_idf_coverage": _idf_share(terms.content, set(TOKENS(answer)), vocab),
+        "answer_sentences": min(len(_CITED_SENTENCE.findall(answer)), MAX_ANSWER_SENTENCES) / MAX_ANSWER_SENTENCES,
     }

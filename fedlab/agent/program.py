@@ -13,8 +13,11 @@ Decisions (FedQuery's workflow, made explicit):
   and the agent abstains when no attempt reaches it. The attempt most likely answerable is
   answered from.
 - an answer left with no valid citation after validation is not grounded: the agent abstains.
-- the reported confidence is the model's probability that what the agent says is right, and the
-  level is read from it. Without a model (``agent.calibration: null``, the mode the model is
+- a grounded answer whose P(correct) — read from the answer itself — is below the model's answer
+  threshold is withheld: the agent abstains rather than say what is likely wrong.
+- the reported confidence is the model's probability that what the agent says is right — for an
+  answer, P(answerable) of the search times P(correct | answerable) read from the answer's own
+  features — and the level is read from it. Without a model (``agent.calibration: null``, the mode the model is
   fitted in) the agent answers from its first search whatever the evidence, and reports the
   uncalibrated retrieval score.
 """
@@ -29,7 +32,8 @@ from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import QUESTION_FEATURE, AnswerabilityModel, Outcome
 from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
-from fedlab.agent.evidence import QuestionTerms, Vocabulary, evidence_features, question_features, question_terms
+from fedlab.agent.evidence import (QuestionTerms, Vocabulary, answer_features, evidence_features, question_features,
+                                   question_terms)
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
@@ -44,6 +48,8 @@ ABSTAIN_OFF_TOPIC = ("This question is not about the FOMC, monetary policy or th
                      "so the FOMC statements and minutes do not answer it.")
 ABSTAIN_UNGROUNDED = ("The FOMC statements and minutes retrieved for this question do not answer it: "
                       "no statement in the answer could be tied to a retrieved passage.")
+ABSTAIN_UNLIKELY = ("The FOMC statements and minutes retrieved for this question do not answer it reliably: "
+                    "the answer drawn from them is unlikely to be right.")
 _TOKENS = Tokenizer()
 log = logging.getLogger(__name__)
 
@@ -150,6 +156,14 @@ class AgentProgram:
             return None
         chosen = self.settings.answerability.get("threshold")
         return float(chosen) if chosen is not None else self.model.threshold
+
+    @property
+    def answer_threshold(self) -> float:
+        """P(correct) below which a drafted answer is withheld: the config's, else the model's."""
+        if self.model is None:
+            return 0.0
+        chosen = self.settings.answerability.get("answer_threshold")
+        return float(chosen) if chosen is not None else self.model.answer_threshold
 
     # -- steps -------------------------------------------------------------------------------
     def coverage(self) -> tuple[str, str] | None:
@@ -337,7 +351,7 @@ class AgentProgram:
                 value, level = self.reported(best.outcome.unanswerable)
                 return done(AgentAnswer(question, ABSTAIN_NO_EVIDENCE, True, value, level,
                                         abstain_reason="weak_evidence", **base))
-            value, level = self.reported(best.outcome.correct)
+            value, level = self.reported(best.outcome.correct)  # read again from the answer below
 
         hits = self.context(best.result.hits)
         extra = self.decision_hits(hint, hits) + self.change_hits(hint)
@@ -360,6 +374,17 @@ class AgentProgram:
         citations = [Citation(n, **{k: v for k, v in vars(docs[pos - 1]).items() if k != "n"})
                      for n, pos in enumerate(grounded.cited, start=1)]
         timings["validate"] = (time.perf_counter() - t) * 1000
+        if terms is not None:  # what the answer says decides how likely it is right
+            said = answer_features(question, terms, grounded.text if citations else "", self.vocabulary)
+            base["signals"] = {**base["signals"], **{k: round(v, 6) for k, v in said.items()}}
+            if best.outcome is not None:
+                p_correct = best.outcome.answerable * self.model.correct_p(said)
+                value, level = self.reported(p_correct)
+                if citations and p_correct < self.answer_threshold:  # what it would say is unlikely to be right
+                    value, level = self.reported(best.outcome.unanswerable)
+                    return done(AgentAnswer(question, ABSTAIN_UNLIKELY, True, value, level,
+                                            dropped_citations=grounded.dropped, abstain_reason="unlikely_answer",
+                                            **base))
         if not citations:
             if best.outcome is not None:
                 value, level = self.reported(best.outcome.unanswerable)

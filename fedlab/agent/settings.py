@@ -27,7 +27,7 @@ class AgentSettings:
     signal_top_n: int = 5
     bm25_half: float = 10.0  # BM25 score mapped to 0.5 by the top_score signal
     calibration: str | None = None  # the answerability model (fedlab.agent.answerability); None: unmodelled
-    answerability: dict = field(default_factory=dict)  # threshold (None: the model's), the targets it was fitted for
+    answerability: dict = field(default_factory=dict)  # thresholds (None: the model's), the targets they were fitted for
     off_topic_threshold: float = 0.5  # P(off topic) at or above which the question is off topic
     decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence
     change_passages: int = 8  # ... and each statement's changed sentences, when the range holds at most this many changes
@@ -42,8 +42,8 @@ class AgentSettings:
         if int(self.max_reformulations) < 0 or int(self.max_context) < 1 or int(self.change_passages) < 0:
             raise FedlabError("agent.max_reformulations and agent.change_passages must be >= 0 and "
                               "agent.max_context >= 1")
-        threshold = self.answerability.get("threshold")
-        for name, value in (("agent.answerability.threshold", threshold),
+        for name, value in (("agent.answerability.threshold", self.answerability.get("threshold")),
+                            ("agent.answerability.answer_threshold", self.answerability.get("answer_threshold")),
                             ("agent.off_topic_threshold", self.off_topic_threshold)):
             if value is not None and not 0.0 <= float(value) <= 1.0:
                 raise FedlabError(f"{name}={value} must be a probability in [0, 1]")

@@ -10,6 +10,7 @@ ABSTAIN_REASONS = {
     "off_topic": "the question is not about the FOMC, monetary policy or the economy",
     "weak_evidence": "the retrieved passages are too weak to support an answer",
     "ungrounded": "no sentence of the drafted answer could be tied to a retrieved passage",
+    "unlikely_answer": "the answer the retrieved passages give is unlikely to be right",
 }
 
 

@@ -125,13 +125,17 @@ def fit_calibration(production: str, out: str, data_dir: str, method: str = "log
 
 
 def chosen_threshold(out: str) -> dict:
-    """The abstention threshold the fit chose and the target it was chosen for, for the config."""
+    """The abstention thresholds the fit chose and the targets they were chosen for, for the config."""
+    import math
+
     from fedlab.agent.answerability import load_model
 
-    model = load_model(out)
-    budget = model.meta.get("max_false_abstention")
+    model = load_model(out)  # the answer threshold rounded down: a right answer at it stays answered
+    budget, withheld = model.meta.get("max_false_abstention"), model.meta.get("max_withheld_correct")
     return {"target_precision": model.meta.get("target_precision"),
-            **({"max_false_abstention": budget} if budget is not None else {}), "threshold": round(model.threshold, 6)}
+            **({"max_false_abstention": budget} if budget is not None else {}), "threshold": round(model.threshold, 6),
+            **({"max_withheld_correct": withheld, "answer_threshold": math.floor(model.answer_threshold * 1e6) / 1e6}
+               if withheld is not None else {})}
 
 
 def calibration_ref(out: str) -> str:

@@ -4,7 +4,7 @@ The agent answers every question of the split with no model (every question it s
 answered from its first search) and records each question's features; an answer is correct
 when it is an answer to an answerable question stating all key facts (judged by
 ``measures.judge_answer``). The model (fedlab.agent.answerability: off-topic, answerable and
-correctness heads) is fitted on those rows, its abstention threshold chosen out of fold for the
+correctness heads) is fitted on those rows, its abstention thresholds chosen out of fold for the
 stated targets (fedlab.agent.answerability_fit), and written as plain JSON
 (default ``conf/calibration/<lm>-<retriever>.json``: the features depend on both).
 ``--cross-fit`` instead measures the modelled agent on the split with each question answered by a
@@ -35,6 +35,7 @@ class CalibrationResult:
     n_correct: int  # of those, answered correctly with no model
     target_precision: float
     max_false_abstention: float | None = None
+    max_withheld_correct: float | None = None
 
 
 def compose_for_agent(config: str, sets: Sequence[str], split: str):
@@ -71,10 +72,21 @@ def print_result(result: CalibrationResult, console: Console) -> None:
     if model.question is not None:
         console.print(f"question head over {model.meta.get('embedder')} embeddings: AUROC answerable "
                       f"{model.meta['oof_auroc_question']:.3f} from the question alone (out of fold)")
+    withheld = result.max_withheld_correct
+    if withheld is not None:
+        kept = model.meta["oof_withheld"]
+        console.print(f"answer threshold P(correct) >= {model.answer_threshold:.3f}, withholding at most {withheld:.2f} "
+                      f"of the right answers (out of fold): withholds {kept['correct']} right, {kept['wrong']} wrong "
+                      f"answers and {kept['unanswerable']} to unanswerable questions; then abstains on "
+                      f"{model.meta['oof_abstention_on_unanswerable_after']:.2f} of the unanswerable, "
+                      f"{model.meta['oof_false_abstention_after']:.2f} of the answerable")
     console.print("add to the production config (YAML), or pass the overrides:")
     print(f"agent:\n  calibration: {config_path(out)}\n  answerability:\n    threshold: {model.threshold}\n"
-          f"    target_precision: {target}" + ("" if budget is None else f"\n    max_false_abstention: {budget}"))
-    print(f"agent.calibration='{config_path(out)}' agent.answerability.threshold={model.threshold}")
+          f"    answer_threshold: {model.answer_threshold}\n    target_precision: {target}"
+          + ("" if budget is None else f"\n    max_false_abstention: {budget}")
+          + ("" if withheld is None else f"\n    max_withheld_correct: {withheld}"))
+    print(f"agent.calibration='{config_path(out)}' agent.answerability.threshold={model.threshold} "
+          f"agent.answerability.answer_threshold={model.answer_threshold}")
 
 
 CROSS_FIT_SHOWN = ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "citation_validity", "ece",
@@ -104,6 +116,17 @@ def threshold_targets(cfg, target_precision: float | None, max_false_abstention:
         if not 0.0 <= budget < 1.0:
             raise FedlabError(f"--max-false-abstention={budget} must be in [0, 1)")
     return target, budget
+
+
+def withheld_target(cfg) -> float | None:
+    """``agent.answerability.max_withheld_correct``, checked: the share of right answers the answer
+    threshold may withhold (None: no answer threshold)."""
+    value = cfg.agent.get("answerability", {}).get("max_withheld_correct")
+    if value is None:
+        return None
+    if not 0.0 <= float(value) < 1.0:
+        raise FedlabError(f"agent.answerability.max_withheld_correct={value} must be in [0, 1)")
+    return float(value)
 
 
 @dataclass
@@ -166,6 +189,7 @@ def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: 
 
     console = console or Console(stderr=True)
     target, budget = threshold_targets(cfg, target_precision, max_false_abstention)
+    withheld = withheld_target(cfg)
     c = collect_rows(cfg, console)
     outcomes = [r.outcome for r in c.rows]
     fold_of = {}  # question index -> fold; a question with no row is answered with the coverage, whatever the fold
@@ -174,11 +198,12 @@ def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: 
         fold_of.update({c.row_question[i]: k for i in held})
     agent, answers = c.agent, [None] * len(c.questions)
     agent.settings.answerability["threshold"] = None  # each fold's model's own
+    agent.settings.answerability["answer_threshold"] = None
     with progress("cross-fitted answering", len(c.questions), "questions", True, console=console) as advance:
         for k in range(FOLDS):
             train = [r for r, qi in zip(c.rows, c.row_question) if fold_of[qi] != k]
             agent.model = fit_model(train, c.vocabulary, target, float(agent.settings.off_topic_threshold),
-                                    max_false_abstention=budget)
+                                    max_false_abstention=budget, max_withheld_correct=withheld)
             for qi, q in enumerate(c.questions):
                 if fold_of.get(qi, 0) == k:
                     answers[qi] = agent(q.question)
@@ -210,6 +235,7 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
 
     console = console or Console(stderr=True)
     target, budget = threshold_targets(cfg, target_precision, max_false_abstention)
+    withheld = withheld_target(cfg)
     c = collect_rows(cfg, console)
     meta = {"split": cfg.dataset.split, "dataset_hash": dataset_hash(cfg.dataset.path),
             "corpus_hash": c.pipeline.corpus.content_hash,
@@ -218,8 +244,8 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
     if c.pipeline.embedder is not None:  # the question head reads this embedder's vectors
         meta.update(embedder=cfg.embedder.name, embedder_fingerprint=c.pipeline.embedder.fingerprint())
     model = fit_model(c.rows, c.vocabulary, target, float(c.agent.settings.off_topic_threshold), meta=meta,
-                      max_false_abstention=budget)
+                      max_false_abstention=budget, max_withheld_correct=withheld)
     path = Path(out) if out else default_out(cfg)
     model.save(path)
     return CalibrationResult(model, path, cfg.dataset.split, len(c.questions), len(c.rows),
-                             sum(r.outcome == "correct" for r in c.rows), target, budget)
+                             sum(r.outcome == "correct" for r in c.rows), target, budget, withheld)

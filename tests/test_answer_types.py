@@ -1,0 +1,60 @@
+"""The kind of answer a question asks for, and the answer features read from it."""
+from __future__ import annotations
+
+import pytest
+
+from fedlab.agent.evidence import ANSWER_FEATURES, MAX_ANSWER_SENTENCES, Vocabulary, answer_features, question_terms
+from fedlab.lm.answer_types import asked_types, held_types
+
+
+@pytest.mark.parametrize("question, kinds", [
+    ("When did the Committee stop reinvesting principal payments?", {"date"}),
+    ("In that year, when was the facility closed?", {"date"}),
+    ("What did the Chair say about inflation?", set()),  # "what" is the object: no head noun
+    ("Why did two members dissent?", set()),
+    ("Which governors dissented, and who was absent?", {"person"}),
+    ("Which Bank presidents voted in both years?", {"person"}),  # the head noun, not the verb after it
+    ("How many participants favoured a larger cut?", {"count"}),
+    ("How much did the Desk purchase each month?", {"amount"}),
+    ("What monthly pace of purchases was announced?", {"amount"}),
+    ("What was the interest rate on reserve balances after the cut?", {"rate"}),
+    ("What ON RRP offering rate was set?", {"rate"}),  # "ON" is a name, not the preposition
+    # a subordinate "when" and a relative "who" ask nothing
+    ("What target range did the FOMC set when it raised rates?", {"rate"}),
+    ("Did the presidents who had dissented change their view?", set()),
+])
+def test_the_kind_of_answer_a_question_asks_for(question, kinds):
+    assert asked_types(question) == kinds
+
+
+@pytest.mark.parametrize("text, kinds", [
+    ("The facility opens on April 6.", {"date"}),
+    ("The rate was set at 4.25 percent.", {"rate", "amount"}),
+    ("The range is 2-1/4 to 2-1/2 percent.", {"rate", "amount"}),
+    ("Purchases will slow by $15 billion a month.", {"amount"}),
+    ("Voting against the action was Christopher J. Waller.", {"person"}),
+    ("President Hammack preferred no change.", {"person"}),
+    ("Voting against the action was James Bullard, who preferred a cut.", {"person"}),
+    ("Participants discussed the outlook for 2022.", {"date"}),  # a year is a date, not a count
+    ("Three members preferred a larger move.", {"count"}),
+])
+def test_what_a_text_holds(text, kinds):
+    assert held_types(text) == kinds
+
+
+def test_answer_features_read_the_answer_not_the_evidence():
+    vocab = Vocabulary(100, {"ioer": 2, "rate": 60, "adjust": 10, "technical": 5})
+    question = "What rate on IOER followed the technical adjustment?"
+    terms = question_terms(question, None, vocab)
+    right = answer_features(question, terms, "IOER was set at 1.60 percent after the technical adjustment. [1]", vocab)
+    vague = answer_features(question, terms, "The manager discussed a technical adjustment. [1] It was small. [1][2]",
+                            vocab)
+    none = answer_features(question, terms, "", vocab)
+    assert set(right) == set(ANSWER_FEATURES)
+    assert right["asks_answer_type"] == vague["asks_answer_type"] == 1.0
+    assert right["answer_type_found"] == 1.0 and vague["answer_type_found"] == 0.0
+    # the rare term IOER weighs most: the vague answer lacks it
+    assert right["answer_idf_coverage"] > vague["answer_idf_coverage"] > none["answer_idf_coverage"] == 0.0
+    assert right["answer_sentences"] == 1 / MAX_ANSWER_SENTENCES and vague["answer_sentences"] == 2 / MAX_ANSWER_SENTENCES
+    untyped = answer_features("Why did the Committee adjust IOER?", terms, "", vocab)
+    assert untyped["asks_answer_type"] == 0.0 and untyped["answer_type_found"] == 1.0
