@@ -186,7 +186,8 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
                           "off-topic questions in the split; evaluate a larger split")
     x_off = _matrix(rows, OFF_TOPIC_FEATURES)
     answerable = outcome != ANSWER_CLASSES.index("unanswerable")
-    x_correct = _matrix([r for r, a in zip(rows, answerable) if a], CORRECTNESS_FEATURES)
+    x_said = _matrix(rows, CORRECTNESS_FEATURES)
+    x_correct = x_said[answerable]
     y_answerable, y_correct = answerable.astype(int), (outcome[answerable] == ANSWER_CLASSES.index("correct")).astype(int)
     question = fit_question_head(rows, y_answerable)
     x_answerable, answerable_features = _matrix(rows, ANSWERABLE_FEATURES), ANSWERABLE_FEATURES
@@ -205,7 +206,7 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
     threshold = spend_false_abstentions(p_answerable, answerable, on_topic, threshold, max_false_abstention)
     kept = on_topic & (p_answerable >= threshold)
     # P(correct) of each kept row's answer, out of fold (the correctness head never saw an unanswerable row)
-    p_correct_all = _pipeline(c_correct).fit(x_correct, y_correct).predict_proba(_matrix(rows, CORRECTNESS_FEATURES))[:, 1]
+    p_correct_all = heads["correctness"][0].predict_proba(x_said)[:, 1]
     p_correct_all[answerable] = p_correct
     p_said = p_answerable * p_correct_all
     is_correct = outcome == ANSWER_CLASSES.index("correct")

@@ -351,7 +351,6 @@ class AgentProgram:
                 value, level = self.reported(best.outcome.unanswerable)
                 return done(AgentAnswer(question, ABSTAIN_NO_EVIDENCE, True, value, level,
                                         abstain_reason="weak_evidence", **base))
-            value, level = self.reported(best.outcome.correct)  # read again from the answer below
 
         hits = self.context(best.result.hits)
         extra = self.decision_hits(hint, hits) + self.change_hits(hint)
@@ -374,21 +373,20 @@ class AgentProgram:
         citations = [Citation(n, **{k: v for k, v in vars(docs[pos - 1]).items() if k != "n"})
                      for n, pos in enumerate(grounded.cited, start=1)]
         timings["validate"] = (time.perf_counter() - t) * 1000
-        if terms is not None:  # what the answer says decides how likely it is right
+        if terms is not None:  # recorded for the fit; with a model, how likely the answer is right
             said = answer_features(question, terms, grounded.text if citations else "", self.vocabulary)
             base["signals"] = {**base["signals"], **{k: round(v, 6) for k, v in said.items()}}
-            if best.outcome is not None:
-                p_correct = best.outcome.answerable * self.model.correct_p(said)
-                value, level = self.reported(p_correct)
-                if citations and p_correct < self.answer_threshold:  # what it would say is unlikely to be right
-                    value, level = self.reported(best.outcome.unanswerable)
-                    return done(AgentAnswer(question, ABSTAIN_UNLIKELY, True, value, level,
-                                            dropped_citations=grounded.dropped, abstain_reason="unlikely_answer",
-                                            **base))
         if not citations:
             if best.outcome is not None:
                 value, level = self.reported(best.outcome.unanswerable)
             return done(AgentAnswer(question, ABSTAIN_UNGROUNDED, True, value, level,
                                     dropped_citations=grounded.dropped, abstain_reason="ungrounded", **base))
+        if best.outcome is not None:  # a model has a vocabulary: ``said`` is set
+            p_correct = best.outcome.answerable * self.model.correct_p(said)
+            if p_correct < self.answer_threshold:  # what it would say is unlikely to be right
+                value, level = self.reported(best.outcome.unanswerable)
+                return done(AgentAnswer(question, ABSTAIN_UNLIKELY, True, value, level,
+                                        dropped_citations=grounded.dropped, abstain_reason="unlikely_answer", **base))
+            value, level = self.reported(p_correct)
         return done(AgentAnswer(question, grounded.text, False, value, level, citations,
                                 dropped_citations=grounded.dropped, coverage_note=partial, **base))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 
 from fedlab.index.tokens import stem
+from fedlab.lm.rate_path import MONTH_NAMES, NUMBER_WORDS
 
 _WH = re.compile(r"\b(what|which)\b((?:\s+[\w'’-]+){1,8})", re.I)
 # the words that end a "what/which …" phrase: the verb after its head noun, a preposition, punctuation
@@ -45,8 +46,8 @@ HEAD_NOUNS = {stem(w): kind for kind, words in {
     "amount": "pace amount size cap total sum volume",
     "person": "president governor member official chair dissenter voter person",
 }.items() for w in words.split()}
-_MONTH = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-_NUMBER_WORD = r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
+_MONTH = f"(?:{'|'.join(MONTH_NAMES)})"
+_NUMBER_WORD = f"(?:{'|'.join(NUMBER_WORDS)})"
 _RATE = r"\d+(?:[.,]\d+)?(?:-\d+/\d+)?\s*(?:percent|%|basis points?|percentage points?)|\b\d+(?:-\d/\d)?\s+to\s+\d+(?:-\d/\d)?\s+percent"
 HOLDS = {
     "date": re.compile(rf"\b{_MONTH}\b|\b(?:19|20)\d\d\b"),
@@ -87,8 +88,3 @@ def held_types(text: str, kinds: frozenset[str] | set[str] = frozenset(KINDS)) -
     """Which of ``kinds`` ``text`` holds an expression of."""
     undated = _DAY.sub(" ", text)
     return {kind for kind in kinds if HOLDS[kind].search(undated if kind == "count" else text)}
-
-
-def type_term(kind: str) -> str:
-    """The pseudo-term a sentence holding an answer of ``kind`` matches (no token looks like it)."""
-    return f"<{kind}>"
