@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
@@ -34,6 +35,11 @@ def run_cli(main: Callable[[], object]) -> None:
     except FedlabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
+    except BrokenPipeError:
+        # the reader went away (`… | head`): not an error of the command's. Python's documented
+        # handling: point stdout at devnull so the interpreter's final flush does not raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(1)
     except KeyboardInterrupt:
         global INTERRUPTED
         INTERRUPTED = True

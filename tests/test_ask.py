@@ -19,11 +19,11 @@ JSON_KEYS = {"answer", "abstained", "confidence", "confidence_level", "abstain_r
 CITATION_KEYS = {"n", "doc_id", "chunk_id", "title", "meeting_date", "section"}
 
 
-def ask(corpus_dir, *args, timeout=120):
+def ask(corpus_dir, *args, timeout=120, stdout=subprocess.PIPE):
     env = {**os.environ, "FEDLAB_DATA_DIR": str(corpus_dir.parent.parent)}
     return subprocess.run([sys.executable, "-m", "fedlab.ask", "--config", "evaluate", "--set", "retriever=bm25",
                            "--set", f"agent.calibration={ROOT / 'conf/calibration/extractive-bm25.json'}", *args],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=timeout)
+                          stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT, timeout=timeout)
 
 
 def test_json_output_has_exactly_the_documented_keys(corpus_dir):
@@ -36,6 +36,18 @@ def test_json_output_has_exactly_the_documented_keys(corpus_dir):
     assert [c["n"] for c in out["citations"]] == list(range(1, len(out["citations"]) + 1))
     assert all(c["meeting_date"].startswith("2020-03") for c in out["citations"])
     assert 0 <= out["confidence"] <= 1 and isinstance(out["latency_ms"], (int, float)) and out["latency_ms"] > 0
+
+
+def test_a_reader_that_goes_away_is_not_a_traceback(corpus_dir):
+    """`ask … | head -1`: the pipe's reader has gone when the answer is written."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = ask(corpus_dir, "--json", "What did the FOMC decide about the federal funds rate in March 2020?",
+                   stdout=write)
+    finally:
+        os.close(write)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "BrokenPipe" not in proc.stderr, proc.stderr
 
 
 def test_panel_shows_answer_confidence_and_sources(corpus_dir):
