@@ -382,12 +382,14 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     m = json.loads(out.read_text())
     for name in ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "correctness",
-                 "citation_support", "support", "ece", "brier", "ece_raw", "brier_raw", "auroc",
+                 "citation_support", "support", "ece", "ece_if_calibrated", "brier", "ece_raw", "brier_raw", "auroc",
                  "coverage@precision0.9",
                  "latency_p50_ms_agent_total", "latency_p95_ms_agent_search", "lm_prompt_tokens", "lm_completion_tokens"):
         assert name in m, name
-    for name in ("answer_accuracy", "abstention_accuracy", "citation_support", "support", "ece", "brier"):
+    for name in ("answer_accuracy", "abstention_accuracy", "citation_support", "support", "ece", "brier",
+                 "ece_if_calibrated"):
         assert 0.0 <= m[name] <= 1.0, name
+    assert m["ece_if_calibrated"] > 0  # 131 questions: a perfect model's ECE is not zero at this size
     assert m["citation_validity"] == 1.0
     assert "faithfulness" not in m  # no judge offline: never a stand-in value
     assert m["lm_prompt_tokens"] == 0.0  # the extractive backend is not a language model

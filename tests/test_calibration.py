@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from fedlab.evaluation.answers.calibration import brier, ece, reliability_bins, reliability_figure
+from fedlab.evaluation.answers.calibration import brier, ece, ece_if_calibrated, reliability_bins, reliability_figure
 
 
 def _synthetic(n: int, seed: int, truth):
@@ -55,6 +55,24 @@ def test_perfectly_calibrated_set_has_small_ece():
     assert ece(conf, correct) < 0.03
     # the same scores shifted by 0.2 are miscalibrated by about 0.2
     assert ece(np.clip(conf + 0.2, 0, 1), correct) > 0.15
+
+
+def test_ece_if_calibrated_hand_computed():
+    # certain outputs have one possible outcome: no noise
+    assert ece_if_calibrated([0.0, 1.0, 1.0]) == 0.0
+    assert ece_if_calibrated([]) == 0.0
+    # two outputs at 0.5 in one bin: accuracy 0, 1/2 or 1 with chance 1/4, 1/2, 1/4 -> E|acc - 1/2| = 1/4
+    assert ece_if_calibrated([0.5, 0.5], draws=40000) == pytest.approx(0.25, abs=0.01)
+    assert ece_if_calibrated([0.3, 0.5, 0.9]) == ece_if_calibrated([0.3, 0.5, 0.9])  # seeded
+
+
+def test_ece_if_calibrated_is_the_mean_ece_of_calibrated_outcomes():
+    conf = np.random.default_rng(3).uniform(0, 1, 130)
+    observed = [ece(conf, np.random.default_rng(seed).uniform(0, 1, len(conf)) < conf) for seed in range(400)]
+    assert ece_if_calibrated(conf) == pytest.approx(np.mean(observed), abs=0.01)
+    # the floor falls as the set grows: the bias of a small set, not a property of the model
+    big = np.random.default_rng(3).uniform(0, 1, 13000)
+    assert ece_if_calibrated(big, draws=200) < ece_if_calibrated(conf) / 5
 
 
 def test_reliability_figure_renders(tmp_path):

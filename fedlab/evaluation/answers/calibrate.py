@@ -90,7 +90,7 @@ def print_result(result: CalibrationResult, console: Console) -> None:
 
 
 CROSS_FIT_SHOWN = ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "citation_validity", "ece",
-                   "brier", "auroc", "coverage@precision0.9")
+                   "ece_if_calibrated", "brier", "auroc", "coverage@precision0.9")
 
 
 def print_cross_fit(metrics: dict[str, float], split: str) -> None:

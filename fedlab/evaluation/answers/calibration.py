@@ -2,7 +2,10 @@
 
 ECE uses 10 equal-width bins on [0, 1] (the last bin includes 1.0) and weighs each bin by its
 share of the samples: ECE = sum_b n_b / N * |mean confidence_b - accuracy_b|; Brier is the mean
-squared error; ``reliability_figure`` draws the diagram. The confidence itself comes from the
+squared error; ``reliability_figure`` draws the diagram. On a small set ECE is biased upwards (a
+bin of a few outputs rarely shows exactly its mean confidence as accuracy): ``ece_if_calibrated``
+is the ECE a perfectly calibrated model would show on the same confidences, the noise floor an
+ECE is read against. The confidence itself comes from the
 agent's answerability model (fedlab.agent.answerability).
 """
 from __future__ import annotations
@@ -53,6 +56,23 @@ def ece(confidence: Sequence[float], correct: Sequence[bool], n_bins: int = N_BI
     if not total:
         return 0.0
     return float(sum(b.count / total * abs(b.confidence - b.accuracy) for b in bins if b.count))
+
+
+def ece_if_calibrated(confidence: Sequence[float], n_bins: int = N_BINS, draws: int = 2000, seed: int = 0) -> float:
+    """Mean ECE over ``draws`` outcome sets in which each output is right with probability equal to
+    its confidence (seeded: the same confidences give the same value)."""
+    p = np.clip(np.asarray(confidence, dtype=float), 0.0, 1.0)
+    if not len(p):
+        return 0.0
+    idx = np.minimum((p * n_bins).astype(int), n_bins - 1)
+    counts = np.bincount(idx, minlength=n_bins).astype(float)
+    used = counts > 0
+    mean_conf = np.bincount(idx, weights=p, minlength=n_bins)[used] / counts[used]
+    outcomes = np.random.default_rng(seed).random((draws, len(p))) < p  # draws x N
+    onehot = np.zeros((len(p), n_bins))
+    onehot[np.arange(len(p)), idx] = 1.0
+    accuracy = (outcomes @ onehot)[:, used] / counts[used]
+    return float(np.mean(np.abs(accuracy - mean_conf) @ (counts[used] / len(p))))
 
 
 def brier(confidence: Sequence[float], correct: Sequence[bool]) -> float:

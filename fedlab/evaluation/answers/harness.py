@@ -128,7 +128,7 @@ def print_agent_metrics(console: Console, metrics: Mapping[str, float]) -> None:
     from rich.table import Table
 
     names = ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "citation_validity",
-             "citation_support", "support", "faithfulness", "ece", "brier", "auroc", COVERAGE_METRIC,
+             "citation_support", "support", "faithfulness", "ece", "ece_if_calibrated", "brier", "auroc", COVERAGE_METRIC,
              "latency_p50_ms_agent_total")
     shown = [n for n in names if n in metrics]
     table = Table(title="agent")

@@ -22,7 +22,9 @@ Aggregates (``summarize``); a share whose denominator is empty is left out, exce
 - ``citations_per_answer``: mean citations of the answers that were not abstentions;
 - ``support`` (offline proxy, see ``support.py``) and ``faithfulness`` (LLM judge) when given;
 - ``ece``, ``brier`` on the confidence as reported (calibrated when a calibrator is set) and
-  ``ece_raw``, ``brier_raw`` on the raw score;
+  ``ece_raw``, ``brier_raw`` on the raw score; ``ece_if_calibrated``: the ECE a perfectly
+  calibrated model would show on the reported confidences (``calibration.ece_if_calibrated``) —
+  an ``ece`` near it is within sampling noise;
 - ``auroc`` (when both correct and wrong outputs occur) and ``coverage@precision0.9`` on the
   confidence as reported, over every output, answers and abstentions (``selective.py``);
 - ``latency_p50_ms_agent_<stage>``, ``latency_p95_ms_agent_<stage>``;
@@ -37,7 +39,7 @@ from typing import Mapping, Sequence
 from fedlab.agent.types import AgentAnswer
 from fedlab.chunking.chunk import Chunk
 from fedlab.dataset.schema import Question
-from fedlab.evaluation.answers.calibration import brier, ece
+from fedlab.evaluation.answers.calibration import brier, ece, ece_if_calibrated
 from fedlab.evaluation.answers.normalize import missing_facts
 from fedlab.evaluation.answers.selective import COVERAGE_METRIC, auroc, coverage_at_precision
 from fedlab.evaluation.record import QuestionRecord
@@ -108,6 +110,7 @@ def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer])
         correct = [r.correct for r in results]
         confidence, raw = [r.confidence for r in results], [r.raw_confidence for r in results]
         metrics["ece"] = ece(confidence, correct)
+        metrics["ece_if_calibrated"] = ece_if_calibrated(confidence)
         metrics["brier"] = brier(confidence, correct)
         metrics["ece_raw"] = ece(raw, correct)
         metrics["brier_raw"] = brier(raw, correct)
