@@ -1,6 +1,8 @@
 """The agent end to end on the real corpus: BM25 pipeline + the extractive backend (no language model)."""
 from __future__ import annotations
 
+import re
+
 import dataclasses
 from pathlib import Path
 
@@ -370,3 +372,26 @@ def test_a_question_head_is_refused_for_another_embedder(cfg, search, tmp_path):
     other = OmegaConf.merge(mine, {"embedder": {"name": "bge_small"}})
     with pytest.raises(FedlabError, match="reads questions embedded by minilm, this config embeds with bge_small"):
         build_agent(other, search=search)
+
+
+def test_a_rate_path_question_is_answered_from_the_timelines_implementation_notes(corpus_dir):
+    """The agent hands the backend each meeting's note that set the rate asked about (a retriever
+    with events reads the meeting timeline); the answer cites the meetings where it changed."""
+    from fedlab.agent.answering import compose_config
+
+    search = open_search(compose_config("evaluate", ["retriever=bm25", "retriever.events=true",
+                                                     f"paths.data_dir={corpus_dir.parent.parent}"]), "direct")
+    assert search.searcher.timeline is not None
+    question = "How did the primary credit rate move during 2019?"
+    a = AgentProgram(search, ExtractiveBackend(), AgentSettings())(question)
+    assert not a.abstained, a.answer
+    assert_grounded(a)
+    assert a.answer.startswith("The primary credit rate was 3.00 percent in January 2019 [1]"), a.answer
+    assert a.answer.endswith("unchanged at 2.25 percent through December 2019 [5]."), a.answer
+    moved = re.findall(r"lowered to (\d\.\d\d) percent in (\w+) 2019 \[(\d+)\]", a.answer)
+    assert [m[:2] for m in moved] == [("2.75", "July"), ("2.50", "September"), ("2.25", "October")]
+    for value, _, n in moved:  # each change is cited to the passage that states it
+        cited = a.citations[int(n) - 1]
+        assert cited.meeting_date.startswith("2019-") and f"{value} percent" in cited.text
+    without = AgentProgram(search, ExtractiveBackend(), AgentSettings(decision_passages=False))(question)
+    assert "July 2019" not in without.answer  # the search alone misses July's note: the timeline adds it

@@ -74,6 +74,43 @@ def assert_grounds(answer: str, n_passages: int) -> None:
     assert grounded.dropped == 0 and grounded.cited
 
 
+# -- administered-rate paths -------------------------------------------------------------------------
+
+
+def iorb_note(value: str) -> str:
+    return (f"To support the Committee's decision, the Board of Governors of the Federal Reserve System voted "
+            f"unanimously to set the interest rate paid on reserve balances at {value} percent.")
+
+
+def test_administered_rate_path_gives_first_value_changes_and_last_in_date_order():
+    notes = [("2023-02-01", "4.65"), ("2023-03-22", "4.9"), ("2023-05-03", "5.15"), ("2023-06-14", "5.15"),
+             ("2023-07-26", "5.4"), ("2023-09-20", "5.4"), ("2023-12-13", "5.4"), ("2024-01-31", "5.4")]
+    order = [4, 0, 6, 2, 7, 1, 5, 3]
+    passages = [passage(k + 1, notes[i][0], iorb_note(notes[i][1]), kind="minutes", section="Committee Policy Actions")
+                for k, i in enumerate(order)]
+    source = {notes[i][0]: k + 1 for k, i in enumerate(order)}
+    answer = synthesize_answer("How did the interest rate on reserve balances move during 2023?", passages)["answer"]
+    assert answer.startswith("The interest rate on reserve balances was 4.65 percent in February 2023 "
+                             f"[Source {source['2023-02-01']}]"), answer
+    assert f"raised to 4.9 percent in March 2023 [Source {source['2023-03-22']}]" in answer
+    assert f"raised to 5.4 percent in July 2023 [Source {source['2023-07-26']}]" in answer
+    assert answer.endswith(f"unchanged at 5.4 percent through December 2023 [Source {source['2023-12-13']}].")
+    assert "June 2023" not in answer and "2024" not in answer  # a hold says nothing; January 2024 is outside 2023
+    assert answer.index("March 2023") < answer.index("May 2023") < answer.index("July 2023")
+    assert_grounds(answer, len(passages))
+
+
+def test_administered_rate_path_needs_a_named_rate_several_meetings_and_two_values():
+    passages = [passage(1, "2019-07-31", iorb_note("2.10"), kind="minutes"),
+                passage(2, "2019-09-18", iorb_note("1.80"), kind="minutes")]
+    composed = "The interest rate on reserve balances was"
+    assert synthesize_answer("How did IOER move in 2019?", passages)["answer"].startswith(composed)
+    # the question names no administered rate, or one meeting, or only one value is in range
+    assert not synthesize_answer("How did the reserve balances move in 2019?", passages)["answer"].startswith(composed)
+    assert not synthesize_answer("What was IOER set to in July 2019?", passages)["answer"].startswith(composed)
+    assert not synthesize_answer("How did IOER move in 2019?", passages[:1])["answer"].startswith(composed)
+
+
 # -- rate paths --------------------------------------------------------------------------------------
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from fedlab.corpus.timeline import (
+    ADMINISTERED_RATES,
     BALANCE_SHEET_ACTIONS,
     TIMELINE_VERSION,
     Decision,
@@ -23,6 +24,7 @@ from fedlab.corpus.timeline import (
     Timeline,
     build_timeline,
     parse_number,
+    rates_named,
     table_row,
     timeline_key,
 )
@@ -282,6 +284,61 @@ def test_every_span_contains_what_was_extracted(timeline, by_id):
     assert checked > 150
 
 
+def _rate(timeline: Timeline, date: str, rate: str):
+    found = [a for a in timeline.by_date(date).administered if a.rate == rate]
+    assert len(found) == 1, (date, rate, found)
+    return found[0]
+
+
+def test_administered_rates_from_the_implementation_notes(timeline, by_id):
+    """Values read in the minutes' implementation notes first (July 2019 cut, March 2020 cut to
+    zero, July 2023 last hike)."""
+    expected = {"2019-07-31": {"reserves": 2.10, "on_rrp": 2.00, "primary_credit": 2.75},
+                "2020-03-15": {"reserves": 0.10, "on_rrp": 0.00, "primary_credit": 0.25},
+                "2023-07-26": {"reserves": 5.4, "on_rrp": 5.3, "primary_credit": 5.5}}
+    for date, rates in expected.items():
+        for rate, value in rates.items():
+            a = _rate(timeline, date, rate)
+            assert a.percent == value, (date, rate)
+            assert a.value.text(by_id) == f"{a.value.text(by_id).split()[0]} percent"
+            assert float(a.value.text(by_id).split()[0]) == value
+            assert a.sentence.start <= a.value.start and a.value.end <= a.sentence.end
+    assert "primary credit rate" in _rate(timeline, "2019-07-31", "primary_credit").sentence.text(by_id)
+    # a meeting with no implementation note (the framework statement of August 2020) states none
+    assert timeline.by_date("2020-08-27").administered == []
+
+
+def test_administered_rates_move_with_the_target_range(timeline):
+    """An oracle the patterns do not see: at every decision that moves the range, each rate moves
+    the same way as from its previous value (technical adjustments happen only at holds)."""
+    checked = 0
+    for rate in ADMINISTERED_RATES:
+        previous = None
+        for m, a in timeline.administered(rate):
+            d = m.decision
+            if previous is not None and d is not None and d.direction != "hold":
+                assert (a.percent > previous) == (d.direction == "raise"), (m.date, rate, previous, a.percent)
+                assert a.percent != previous, (m.date, rate)
+                checked += 1
+            previous = a.percent
+    assert checked >= 40
+    # every set of minutes with an implementation note states all three
+    counts = timeline.counts()
+    assert min(counts[f"administered.{r}"] for r in ADMINISTERED_RATES) >= 50
+
+
+@pytest.mark.parametrize("text, rates", [
+    ("What happened to the interest rate on reserves in 2021?", ["reserves"]),
+    ("How did IOER and the ON RRP offering rate move in 2019?", ["reserves", "on_rrp"]),
+    ("When was the discount rate cut in 2020?", ["primary_credit"]),
+    ("How did the Fed keep reserve balances ample?", []),  # reserves, not a rate on them
+    ("How did ON RRP take-up change in 2021?", []),  # the facility, not its rate
+    ("Which banks borrowed primary credit in 2020?", []),
+])
+def test_rates_named(text, rates):
+    assert rates_named(text) == rates
+
+
 def test_range_notation(by_id):
     """The notations the statements use, read from them."""
     assert "1-1/2 to 1-3/4 percent" in by_id["statement-2019-10-30"].text
@@ -344,6 +401,7 @@ def test_cli_table(corpus_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr
     row = next(line for line in proc.stdout.splitlines() if "2022-06-15" in line)
     assert "0.75–1.00 → 1.50–1.75" in row and "raise 75 bp" in row and "George (raise 50 bp)" in row
+    assert "1.65 / 1.55 / 1.75" in row  # IORB, ON RRP offering rate, primary credit rate set in June 2022
     assert "2025-08-22" in proc.stdout and "not a decision" in proc.stdout
 
 

@@ -219,26 +219,36 @@ class AgentProgram:
             top = lost_in_the_middle(top)
         return top
 
-    def decision_hits(self, hint: DateHint | None, shown: list[Hit]) -> list[ExtraPassage]:
+    def decision_hits(self, question: str, hint: DateHint | None, shown: list[Hit]) -> list[ExtraPassage]:
         """For a question spanning several meetings: each policy meeting's decision sentence in the
-        range, from the searcher's meeting timeline; none when the searcher has no timeline or the
-        question names one meeting."""
+        range and, for each administered rate the question names (interest on reserve balances, the
+        ON RRP offering rate, the primary credit rate), the sentence that set it, from the
+        searcher's meeting timeline; none when the searcher has no timeline or the question names
+        one meeting. A sentence a shown passage holds whole is not repeated (one cut by the
+        passage's end is)."""
+        from fedlab.corpus.timeline import rates_named
+
         timeline = getattr(self.search_access.searcher, "timeline", None)
         locate = getattr(self.search_access.searcher, "chunk_at", None)
         spanned = _spanned_range(hint)
         if not self.settings.decision_passages or timeline is None or locate is None or spanned is None:
             return []
         lo, hi = spanned
-        out, seen = [], {h.chunk.chunk_id for h in shown}
+        rates = set(rates_named(question))
+        out, added = [], set()
         for meeting in timeline:
-            d = meeting.decision
-            if d is None or not (lo <= meeting.date <= hi):
+            if not (lo <= meeting.date <= hi):
                 continue
-            chunk = locate(d.sentence.doc_id, d.sentence.start)
-            if chunk is None or chunk.chunk_id in seen:
-                continue
-            seen.add(chunk.chunk_id)
-            out.append((Hit(chunk, 0.0), (d.sentence.start, d.sentence.end), None))
+            spans = [meeting.decision.sentence] if meeting.decision is not None else []
+            spans += [a.sentence for a in meeting.administered if a.rate in rates]
+            for span in spans:
+                chunk = locate(span.doc_id, span.start)
+                if chunk is None or span in added or any(
+                        h.chunk.doc_id == span.doc_id and h.chunk.start <= span.start and span.end <= h.chunk.end
+                        for h in shown):
+                    continue
+                added.add(span)
+                out.append((Hit(chunk, 0.0), (span.start, span.end), None))
         return out
 
     def change_hits(self, hint: DateHint | None) -> list[ExtraPassage]:
@@ -353,7 +363,7 @@ class AgentProgram:
                                         abstain_reason="weak_evidence", **base))
 
         hits = self.context(best.result.hits)
-        extra = self.decision_hits(hint, hits) + self.change_hits(hint)
+        extra = self.decision_hits(question, hint, hits) + self.change_hits(hint)
         docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
         for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):

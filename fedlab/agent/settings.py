@@ -29,7 +29,7 @@ class AgentSettings:
     calibration: str | None = None  # the answerability model (fedlab.agent.answerability); None: unmodelled
     answerability: dict = field(default_factory=dict)  # thresholds (None: the model's), the targets they were fitted for
     off_topic_threshold: float = 0.5  # P(off topic) at or above which the question is off topic
-    decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence
+    decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence (and rate notes)
     change_passages: int = 8  # ... and each statement's changed sentences, when the range holds at most this many changes
     today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today
 

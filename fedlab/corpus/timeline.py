@@ -33,6 +33,12 @@ General rules, not per-date facts:
   Purchases and taper steps are read against the state the earlier meetings left (a pace
   detail while purchases are under way is not a new program; a larger monthly reduction than
   the previous one is an accelerated taper).
+* **administered rates**: the rates the Board and the Desk set beside the target range, read
+  from the implementation note in the minutes' policy-action section (else the statement): the
+  interest rate paid on (required and excess) reserve balances, the ON RRP offering rate and the
+  primary credit rate (:data:`ADMINISTERED_RATES`) — "voted … to raise the interest rate paid on
+  reserve balances to 5.4 percent", "… at an offering rate of 5.3 percent", "… in the primary
+  credit rate to 5.5 percent". One value per rate and meeting, the first in the text.
 """
 from __future__ import annotations
 
@@ -43,7 +49,7 @@ from typing import Iterable, Iterator
 
 from fedlab.corpus.document import Document
 
-TIMELINE_VERSION = 1
+TIMELINE_VERSION = 2
 DIRECTIONS = ("raise", "cut", "hold")
 BALANCE_SHEET_ACTIONS = {
     "reserve_purchases_begun": "purchases of Treasury bills to keep reserves ample (technical, not a stance change)",
@@ -57,6 +63,35 @@ BALANCE_SHEET_ACTIONS = {
     "runoff_slowed": "slow the pace of decline of securities holdings",
     "runoff_ended": "conclude the reduction of securities holdings",
 }
+
+# rate -> (its name in an answer, the clause of an implementation note that sets it: the value is
+# the first "to/at X percent" after the rate's name in the same sentence)
+_SETS = r"\b[^;]{0,80}?\b(?:at|to)\s+(?:the\s+existing\s+level\s+of\s+)?(?P<value>\d+(?:\.\d+)?)\s+percent\b"
+ADMINISTERED_RATES = {
+    "reserves": ("the interest rate on reserve balances", re.compile(
+        r"\binterest\s+rates?\s+(?:paid\s+)?on\s+(?:required\s+and\s+excess\s+)?reserve\s+balances" + _SETS, re.I)),
+    "on_rrp": ("the ON RRP offering rate", re.compile(
+        r"\breverse\s+repurchase\s+(?:agreement\s+)?operations\b[^;]{0,250}?\bat\s+an\s+offering\s+rate\s+of\s+"
+        r"(?P<value>\d+(?:\.\d+)?)\s+percent\b", re.I)),
+    "primary_credit": ("the primary credit rate", re.compile(r"\bprimary\s+credit\s+rate" + _SETS, re.I)),
+}
+
+# how a question names each rate (the rate, not its facility or program): the notes' own words and
+# the acronyms the corpus defines for them ("interest on excess reserves (IOER)", "overnight reverse
+# repurchase agreement (ON RRP)")
+RATE_NAMES = {
+    "reserves": re.compile(r"\binterest\s+(?:rates?\s+)?(?:paid\s+)?on\s+(?:required\s+and\s+|excess\s+|required\s+)?"
+                           r"reserve(?:\s+balance)?s\b|\bIOER\b|\bIORB\b|\bIORR\b", re.I),
+    "on_rrp": re.compile(r"\b(?:ON\s+)?RRP\s+(?:offering\s+)?rate\b|\breverse\s+repo(?:rchase)?\s+(?:agreement\s+)?"
+                         r"(?:offering\s+)?rate\b|\boffering\s+rate\b", re.I),
+    "primary_credit": re.compile(r"\bprimary\s+credit\s+rate\b|\bdiscount\s+rate\b", re.I),
+}
+
+
+def rates_named(text: str) -> list[str]:
+    """The administered rates ``text`` names, in ADMINISTERED_RATES order."""
+    return [rate for rate, pattern in RATE_NAMES.items() if pattern.search(text)]
+
 
 # -- the value types -----------------------------------------------------------------------------
 
@@ -122,6 +157,14 @@ class Decision:
 
 
 @dataclass
+class AdministeredRate:
+    rate: str  # a key of ADMINISTERED_RATES
+    percent: float
+    value: Span  # "2.40 percent"
+    sentence: Span  # the implementation-note sentence that sets it
+
+
+@dataclass
 class Meeting:
     date: str  # the decision date (= the documents' meeting_date)
     documents: list[str]  # doc_ids of this date
@@ -133,6 +176,7 @@ class Meeting:
     is_decision: bool
     decision: Decision | None
     notes: list[str] = field(default_factory=list)  # why not a decision; any inconsistency found
+    administered: list[AdministeredRate] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -142,6 +186,8 @@ class Meeting:
         row = dict(row)
         row["scheduled_span"] = _span(row.get("scheduled_span"))
         row["notation_span"] = _span(row.get("notation_span"))
+        row["administered"] = [AdministeredRate(**{**x, "value": _span(x["value"]), "sentence": _span(x["sentence"])})
+                               for x in row.get("administered", [])]
         if row.get("decision") is not None:
             d = dict(row["decision"])
             for key in ("sentence", "direction_span", "size_span", "dissent_span"):
@@ -193,6 +239,10 @@ class Timeline:
                 and (direction is None or m.decision.direction == direction)
                 and (scheduled is None or m.scheduled == scheduled)]
 
+    def administered(self, rate: str) -> list[tuple[Meeting, AdministeredRate]]:
+        """Each meeting that states ``rate`` (a key of ADMINISTERED_RATES), with the value it set."""
+        return [(m, a) for m in self.meetings for a in m.administered if a.rate == rate]
+
     def coverage(self) -> tuple[str, str] | None:
         """(first, last) meeting date, or None for an empty timeline."""
         return (self.meetings[0].date, self.meetings[-1].date) if self.meetings else None
@@ -209,6 +259,7 @@ class Timeline:
             "dissents": sum(len(m.decision.dissents) for m in decisions),
             "balance_sheet_actions": sum(len(m.decision.balance_sheet) for m in decisions),
             "not_decisions": sum(not m.is_decision for m in self.meetings),
+            **{f"administered.{rate}": len(self.administered(rate)) for rate in ADMINISTERED_RATES},
         }
 
     def to_json(self) -> dict:
@@ -598,8 +649,26 @@ def build_timeline(documents: Iterable[Document]) -> Timeline:
             date=date, documents=[d.doc_id for d in group], label=label, scheduled=scheduled,
             scheduled_span=sched_span, notation_vote=notation, notation_span=notation_span,
             is_decision=decision is not None, decision=decision, notes=notes,
+            administered=find_administered([d for d in (minutes, statement) if d is not None]),
         ))
     return Timeline(meetings)
+
+
+def find_administered(documents: list[Document]) -> list[AdministeredRate]:
+    """The administered rates a meeting's implementation note sets (module docstring), read from
+    each document's policy-action section (a whole statement), in the order given."""
+    found: dict[str, AdministeredRate] = {}
+    for doc in documents:
+        region = policy_section(doc) if doc.doc_type == "minutes" else (0, len(doc.text))
+        if region is None:
+            continue
+        for start, end in sentences(doc.text, *region):
+            for rate, (_, pattern) in ADMINISTERED_RATES.items():
+                m = pattern.search(doc.text, start, end) if rate not in found else None
+                if m:
+                    found[rate] = AdministeredRate(rate, float(m.group("value")),
+                                                   Span(doc.doc_id, m.start("value"), m.end()), Span(doc.doc_id, start, end))
+    return [found[rate] for rate in ADMINISTERED_RATES if rate in found]
 
 
 def _decision(doc: Document, source: str, found: _Found, previous: Decision | None,
@@ -662,15 +731,18 @@ def timeline_key(corpus) -> str:
 
 # -- display ---------------------------------------------------------------------------------------
 
-TABLE_COLUMNS = ("date", "scheduled", "range (before → after)", "change", "dissents", "balance sheet")
+TABLE_COLUMNS = ("date", "scheduled", "range (before → after)", "change", "dissents", "balance sheet",
+                 "IORB / ON RRP / primary credit %")
 
 
 def table_row(meeting: Meeting) -> tuple[str, ...]:
     """One meeting as the CLI's table shows it (strings, in :data:`TABLE_COLUMNS` order)."""
     kind = "yes" if meeting.scheduled else "notation vote" if meeting.notation_vote else "no"
+    stated = {a.rate: f"{a.percent:.2f}" for a in meeting.administered}
+    rates = " / ".join(stated.get(rate, "—") for rate in ADMINISTERED_RATES) if stated else ""
     d = meeting.decision
     if d is None:
-        return meeting.date, kind, "—", "not a decision", "", ""
+        return meeting.date, kind, "—", "not a decision", "", "", rates
     before = d.before.label() if d.before else "?"
     change = "hold" if d.direction == "hold" else f"{d.direction} {abs(d.change_bp or 0)} bp"
     def dissent(x: Dissent) -> str:
@@ -680,4 +752,4 @@ def table_row(meeting: Meeting) -> tuple[str, ...]:
 
     dissents = "; ".join(dissent(x) for x in d.dissents)
     return (meeting.date, kind, f"{before} → {d.after.label()}", change, dissents,
-            ", ".join(a.action for a in d.balance_sheet))
+            ", ".join(a.action for a in d.balance_sheet), rates)

@@ -35,6 +35,11 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      answered by a composed summary (count in words, totals in basis and percentage points,
      from/to ranges in the statements' notation) and one cited clause per meeting, read from
      the decision sentences in the passages; not when fewer than two decisions in range.
+  1b. administered-rate path (fedlab.lm.administered_path): a question spanning several meetings
+     that names the interest rate on reserve balances, the ON RRP offering rate or the primary
+     credit rate is answered by that rate's value at the first meeting, each change and the last
+     meeting, each cited, read from the implementation notes in the passages; not when fewer than
+     two meetings state it.
   2. one sentence per meeting: when the question spans several meetings (its date range is a
      span, a year or several years, or it names two or more different months or days), the
      sentences are grouped by the meeting date in their passage's head; meetings outside the
@@ -65,6 +70,7 @@ from typing import Callable, Iterator
 
 from fedlab.index.tokens import Tokenizer, stem
 from fedlab.chunking.splitting import sentence_spans
+from fedlab.lm.administered_path import administered_path_answer
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import changed_section
@@ -227,7 +233,7 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     from fedlab.retrieval.dates import parse_date_hint
 
     hint = parse_date_hint(question)
-    composed = rate_path_answer(question, passages, hint=hint)
+    composed = rate_path_answer(question, passages, hint=hint) or administered_path_answer(question, passages, hint)
     if composed:
         return {"answer": composed}
     q_terms = _undated(question, hint)

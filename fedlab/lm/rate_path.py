@@ -152,7 +152,7 @@ class PassageDecision:
     stated_from: tuple[float, float] | None  # "from X" in the sentence
 
 
-def _head(passage: str, i: int) -> tuple[int, str | None, str, str]:
+def passage_head(passage: str, i: int) -> tuple[int, str | None, str, str]:
     """(source number, meeting date, head text, body) of a formatted passage."""
     m = PASSAGE_HEAD.match(passage)
     if not m:
@@ -182,7 +182,7 @@ def read_decisions(passages: list[str]) -> list[PassageDecision]:
         return (d.via != "decision_sentence", not d.from_statement, d.order)
 
     for i, passage in enumerate(passages):
-        n, meeting, head, body = _head(passage, i)
+        n, meeting, head, body = passage_head(passage, i)
         from_statement = "statement" in head.lower() and "minutes" not in head.lower()
         for via, pattern in (("decision_sentence", DECISION_RE), ("directive", DIRECTIVE_RE)):
             for m in pattern.finditer(body):
@@ -250,7 +250,7 @@ def meeting_labels(dates: list[str]) -> dict[str, str]:
     return {d: _month_label(d, months.count(d[:7]) > 1) for d in dates}
 
 
-def _cite(sources: list[int]) -> str:
+def cite_sources(sources: list[int]) -> str:
     unique = list(dict.fromkeys(sources))
     return "[" + ", ".join(f"Source {n}" for n in unique) + "]"
 
@@ -366,7 +366,7 @@ def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, 
             summary = (f"{period} the Committee kept the target range for the federal funds rate at "
                        f"{range_text(*end)} at all {count_word(len(holds) or len(steps))} meetings whose decisions the "
                        f"sources show ({labels[first.decision.date]} to {labels[last.decision.date]}); it did not "
-                       f"move the range {_cite(summary_sources)}.")
+                       f"move the range {cite_sources(summary_sources)}.")
             return summary
         parts.append("changed the target range for the federal funds rate")
     summary = f"{period} the Committee " + " and ".join(parts)
@@ -381,7 +381,7 @@ def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, 
     peak = max(steps, key=lambda s: (s.decision.high, s.decision.date))
     if moves["raise"] and (peak.decision.low, peak.decision.high) != end:
         summary += f", peaking at {range_text(peak.decision.low, peak.decision.high)} in {labels[peak.decision.date]}"
-    summary += f" {_cite(summary_sources)}."
+    summary += f" {cite_sources(summary_sources)}."
     size = asked_size(question) if kind == "which" else None
     if size is not None:
         matching = [s for s in moves["raise"] + moves["cut"] if s.change_bp is not None and abs(s.change_bp) == size]
@@ -392,12 +392,12 @@ def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, 
             unsized = any(s.change_bp is None for s in moves["raise"] + moves["cut"])
             among = " (of the moves whose size the sources show)" if unsized else ""
             summary += (f" The moves of {bp_text(size)} ({points_text(size)}){among} were in {listed} "
-                        f"{_cite([s.decision.source for s in matching])}.")
+                        f"{cite_sources([s.decision.source for s in matching])}.")
     if len(holds) and kind == "count":
         n = len(holds)
         others = "the one other meeting" if n == 1 else f"the other {count_word(n)} meetings"
         when = ", ".join(labels[s.decision.date] for s in holds)
-        summary += f" It held the range at {others} ({when}) {_cite([s.decision.source for s in holds])}."
+        summary += f" It held the range at {others} ({when}) {cite_sources([s.decision.source for s in holds])}."
 
     # one clause per change (and per run of holds in a path answer), in date order, each cited
     clauses = []
@@ -409,7 +409,7 @@ def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, 
         lo_label, hi_label = labels[run[0].decision.date], labels[run[-1].decision.date]
         when = lo_label if len(run) == 1 else f"{lo_label} to {hi_label} ({count_word(len(run))} meetings)"
         clauses.append(f"{when}: held at {range_text(run[0].decision.low, run[0].decision.high)} "
-                       f"{_cite([run[0].decision.source, run[-1].decision.source])}")
+                       f"{cite_sources([run[0].decision.source, run[-1].decision.source])}")
         run.clear()
 
     for s in steps:
@@ -423,7 +423,7 @@ def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, 
         verb = {"raise": "raised", "cut": "lowered"}.get(s.direction, "set")
         by = f" by {points_text(abs(s.change_bp))} ({bp_text(abs(s.change_bp))})" if s.change_bp else ""
         clauses.append(f"{labels[s.decision.date]}: {verb}{by} to {range_text(s.decision.low, s.decision.high)} "
-                       f"{_cite([s.decision.source])}")
+                       f"{cite_sources([s.decision.source])}")
     close_run()
     if not clauses:
         return summary

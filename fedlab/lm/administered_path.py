@@ -1,0 +1,72 @@
+"""Administered-rate paths: how the interest rate on reserve balances, the ON RRP offering rate or
+the primary credit rate moved over several meetings, composed from the passages.
+
+A question spanning several meetings (scope span / year / multi_year) that names one of those
+rates (fedlab.corpus.timeline.RATE_NAMES: "interest on reserves", "IOER", "ON RRP offering rate",
+"primary credit rate", …) is answered from the implementation-note sentences in its passages
+(the agent adds each meeting's from the timeline): every sentence that sets the rate
+(fedlab.corpus.timeline.ADMINISTERED_RATES) gives its meeting's value, the meeting being the date
+in the passage's head; one value per meeting, the earliest passage first. Inside the question's
+range, in date order, the answer gives the value at the first meeting, each change ("raised to
+5.3 percent in July 2023") and the value at the last meeting, each cited to the passage it was
+read from. A meeting whose value was not found is skipped, so the answer says what the notes
+found state, not that nothing happened in between. Fewer than two meetings found: no answer
+(None), and the caller picks sentences instead.
+"""
+from __future__ import annotations
+
+from fedlab.corpus.timeline import ADMINISTERED_RATES, rates_named
+from fedlab.chunking.splitting import sentence_spans
+from fedlab.lm.rate_path import cite_sources, meeting_labels, passage_head
+from fedlab.retrieval.types import MULTI_MEETING_SCOPES
+
+
+def read_rate(rate: str, passages: list[str]) -> dict[str, tuple[float, str, int]]:
+    """meeting date -> (percent, value as written, source number) of ``rate`` in the passages."""
+    pattern = ADMINISTERED_RATES[rate][1]
+    found: dict[str, tuple[float, str, int]] = {}
+    for i, passage in enumerate(passages):
+        n, meeting, _, body = passage_head(passage, i)
+        if meeting is None or meeting in found:
+            continue
+        for a, b in sentence_spans(body):
+            m = pattern.search(body, a, b)
+            if m:
+                found[meeting] = (float(m.group("value")), f"{m.group('value')} percent", n)
+                break
+    return found
+
+
+def _path(rate: str, values: dict[str, tuple[float, str, int]]) -> str:
+    dates = sorted(values)
+    labels = meeting_labels(dates)
+    name = ADMINISTERED_RATES[rate][0]
+    first = values[dates[0]]
+    clauses = [f"{name[0].upper()}{name[1:]} was {first[1]} in {labels[dates[0]]} {cite_sources([first[2]])}"]
+    last_change = dates[0]
+    for before, date in zip(dates, dates[1:]):
+        was, now = values[before], values[date]
+        if now[0] != was[0]:
+            verb = "raised" if now[0] > was[0] else "lowered"
+            clauses.append(f"{verb} to {now[1]} in {labels[date]} {cite_sources([now[2]])}")
+            last_change = date
+    last = values[dates[-1]]
+    if last_change != dates[-1]:
+        clauses.append(f"unchanged at {last[1]} through {labels[dates[-1]]} {cite_sources([last[2]])}")
+    return "; ".join(clauses) + "."
+
+
+def administered_path_answer(question: str, passages: list[str], hint=None) -> str | None:
+    """The composed answer (module docstring), or None when it does not apply."""
+    if hint is None or hint.scope not in MULTI_MEETING_SCOPES:
+        return None
+    rates = rates_named(question)
+    if not rates:
+        return None
+    lo, hi = hint.date_from or "", hint.widened_end(1) or "9999"
+    paths = []
+    for rate in rates:
+        values = {d: v for d, v in read_rate(rate, passages).items() if lo <= d <= hi}
+        if len(values) >= 2:
+            paths.append(_path(rate, values))
+    return " ".join(paths) or None
