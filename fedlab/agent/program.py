@@ -40,7 +40,7 @@ from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
 from fedlab.agent.types import AgentAnswer, Citation
 from fedlab.errors import FedlabError
 from fedlab.index.tokens import Tokenizer
-from fedlab.retrieval.types import MULTI_MEETING_SCOPES, SCOPES, DateHint, Hit, RetrievalResult
+from fedlab.retrieval.types import SCOPES, DateHint, Hit, RetrievalResult
 
 ABSTAIN_NO_EVIDENCE = ("The FOMC statements and minutes in the index do not answer this question: "
                        "the passages retrieved for it are too weak to support an answer.")
@@ -65,14 +65,6 @@ class _Attempt:
 
 # a passage added to the retrieved ones: (the passage holding a sentence, its span, the section to show; None: its own)
 ExtraPassage = tuple[Hit, tuple[int, int], str | None]
-
-
-def _spanned_range(hint: DateHint | None) -> tuple[str, str] | None:
-    """The ISO dates bounding a question that spans several meetings (its range's end widened to
-    the meeting that closes it); None for one naming a single meeting or none."""
-    if hint is None or hint.scope not in MULTI_MEETING_SCOPES:
-        return None
-    return hint.date_from or "0000-00-00", hint.widened_end(1) or "9999-12-31"
 
 
 def hint_from(prediction, question: str) -> DateHint | None:
@@ -230,7 +222,7 @@ class AgentProgram:
 
         timeline = getattr(self.search_access.searcher, "timeline", None)
         locate = getattr(self.search_access.searcher, "chunk_at", None)
-        spanned = _spanned_range(hint)
+        spanned = hint.meeting_span() if hint is not None else None
         if not self.settings.decision_passages or timeline is None or locate is None or spanned is None:
             return []
         lo, hi = spanned
@@ -260,7 +252,7 @@ class AgentProgram:
 
         changes_in = getattr(self.search_access.searcher, "statement_changes", None)
         locate = getattr(self.search_access.searcher, "chunk_at", None)
-        spanned = _spanned_range(hint)
+        spanned = hint.meeting_span() if hint is not None else None
         if not self.settings.change_passages or changes_in is None or locate is None or spanned is None:
             return []
         changes = changes_in(*spanned)

@@ -654,6 +654,18 @@ def build_timeline(documents: Iterable[Document]) -> Timeline:
     return Timeline(meetings)
 
 
+def rates_set_in(text: str, start: int = 0, end: int | None = None,
+                 rates: Iterable[str] = ADMINISTERED_RATES) -> dict[str, tuple[re.Match, tuple[int, int]]]:
+    """rate -> (the first clause of ``text[start:end]`` that sets it, within one sentence; that
+    sentence's span), for each of ``rates`` set there."""
+    found: dict[str, tuple[re.Match, tuple[int, int]]] = {}
+    for s, e in sentences(text, start, end):
+        for rate in rates:
+            if rate not in found and (m := ADMINISTERED_RATES[rate][1].search(text, s, e)):
+                found[rate] = (m, (s, e))
+    return found
+
+
 def find_administered(documents: list[Document]) -> list[AdministeredRate]:
     """The administered rates a meeting's implementation note sets (module docstring), read from
     each document's policy-action section (a whole statement), in the order given."""
@@ -662,12 +674,10 @@ def find_administered(documents: list[Document]) -> list[AdministeredRate]:
         region = policy_section(doc) if doc.doc_type == "minutes" else (0, len(doc.text))
         if region is None:
             continue
-        for start, end in sentences(doc.text, *region):
-            for rate, (_, pattern) in ADMINISTERED_RATES.items():
-                m = pattern.search(doc.text, start, end) if rate not in found else None
-                if m:
-                    found[rate] = AdministeredRate(rate, float(m.group("value")),
-                                                   Span(doc.doc_id, m.start("value"), m.end()), Span(doc.doc_id, start, end))
+        missing = [rate for rate in ADMINISTERED_RATES if rate not in found]
+        for rate, (m, (s, e)) in rates_set_in(doc.text, *region, rates=missing).items():
+            found[rate] = AdministeredRate(rate, float(m.group("value")), Span(doc.doc_id, m.start("value"), m.end()),
+                                           Span(doc.doc_id, s, e))
     return [found[rate] for rate in ADMINISTERED_RATES if rate in found]
 
 

@@ -15,25 +15,21 @@ found state, not that nothing happened in between. Fewer than two meetings found
 """
 from __future__ import annotations
 
-from fedlab.corpus.timeline import ADMINISTERED_RATES, rates_named
-from fedlab.chunking.splitting import sentence_spans
+from fedlab.corpus.timeline import ADMINISTERED_RATES, rates_named, rates_set_in
 from fedlab.lm.rate_path import cite_sources, meeting_labels, passage_head
-from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 
 def read_rate(rate: str, passages: list[str]) -> dict[str, tuple[float, str, int]]:
     """meeting date -> (percent, value as written, source number) of ``rate`` in the passages."""
-    pattern = ADMINISTERED_RATES[rate][1]
     found: dict[str, tuple[float, str, int]] = {}
     for i, passage in enumerate(passages):
         n, meeting, _, body = passage_head(passage, i)
         if meeting is None or meeting in found:
             continue
-        for a, b in sentence_spans(body):
-            m = pattern.search(body, a, b)
-            if m:
-                found[meeting] = (float(m.group("value")), f"{m.group('value')} percent", n)
-                break
+        hit = rates_set_in(body, rates=(rate,)).get(rate)
+        if hit is not None:
+            value = hit[0].group("value")
+            found[meeting] = (float(value), f"{value} percent", n)
     return found
 
 
@@ -58,12 +54,11 @@ def _path(rate: str, values: dict[str, tuple[float, str, int]]) -> str:
 
 def administered_path_answer(question: str, passages: list[str], hint=None) -> str | None:
     """The composed answer (module docstring), or None when it does not apply."""
-    if hint is None or hint.scope not in MULTI_MEETING_SCOPES:
-        return None
+    spanned = hint.meeting_span() if hint is not None else None
     rates = rates_named(question)
-    if not rates:
+    if spanned is None or not rates:
         return None
-    lo, hi = hint.date_from or "", hint.widened_end(1) or "9999"
+    lo, hi = spanned
     paths = []
     for rate in rates:
         values = {d: v for d, v in read_rate(rate, passages).items() if lo <= d <= hi}

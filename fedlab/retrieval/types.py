@@ -44,6 +44,13 @@ class DateHint:
         end = date.fromisoformat(self.date_to)
         return (end + timedelta(days=days) if end < date.max - timedelta(days=days) else date.max).isoformat()
 
+    def meeting_span(self) -> tuple[str, str] | None:
+        """The ISO dates bounding a range that spans several meetings (its end widened by a day to
+        the meeting that closes it, open ends unbounded); None for a range of one meeting or month."""
+        if self.scope not in MULTI_MEETING_SCOPES:
+            return None
+        return self.date_from or "0000-00-00", self.widened_end(1) or "9999-12-31"
+
 
 @dataclass(frozen=True)
 class RetrievalResult:

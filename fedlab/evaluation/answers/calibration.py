@@ -28,17 +28,26 @@ class ReliabilityBin:
     accuracy: float  # share correct in the bin (NaN when empty)
 
 
+def _clipped(confidence: Sequence[float]) -> np.ndarray:
+    return np.clip(np.asarray(confidence, dtype=float), 0.0, 1.0)
+
+
 def _arrays(confidence: Sequence[float], correct: Sequence[bool]) -> tuple[np.ndarray, np.ndarray]:
-    p = np.clip(np.asarray(confidence, dtype=float), 0.0, 1.0)
+    p = _clipped(confidence)
     y = np.asarray(correct, dtype=float)
     if p.shape != y.shape:
         raise ValueError("confidence and correct must have the same length")
     return p, y
 
 
+def _bin_of(p: np.ndarray, n_bins: int) -> np.ndarray:
+    """Each confidence's equal-width bin (the last one includes 1.0)."""
+    return np.minimum((p * n_bins).astype(int), n_bins - 1)
+
+
 def reliability_bins(confidence: Sequence[float], correct: Sequence[bool], n_bins: int = N_BINS) -> list[ReliabilityBin]:
     p, y = _arrays(confidence, correct)
-    idx = np.minimum((p * n_bins).astype(int), n_bins - 1)
+    idx = _bin_of(p, n_bins)
     out = []
     for b in range(n_bins):
         mask = idx == b
@@ -61,10 +70,10 @@ def ece(confidence: Sequence[float], correct: Sequence[bool], n_bins: int = N_BI
 def ece_if_calibrated(confidence: Sequence[float], n_bins: int = N_BINS, draws: int = 2000, seed: int = 0) -> float:
     """Mean ECE over ``draws`` outcome sets in which each output is right with probability equal to
     its confidence (seeded: the same confidences give the same value)."""
-    p = np.clip(np.asarray(confidence, dtype=float), 0.0, 1.0)
+    p = _clipped(confidence)
     if not len(p):
         return 0.0
-    idx = np.minimum((p * n_bins).astype(int), n_bins - 1)
+    idx = _bin_of(p, n_bins)
     counts = np.bincount(idx, minlength=n_bins).astype(float)
     used = counts > 0
     mean_conf = np.bincount(idx, weights=p, minlength=n_bins)[used] / counts[used]
