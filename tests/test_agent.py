@@ -395,3 +395,22 @@ def test_a_rate_path_question_is_answered_from_the_timelines_implementation_note
         assert cited.meeting_date.startswith("2019-") and f"{value} percent" in cited.text
     without = AgentProgram(search, ExtractiveBackend(), AgentSettings(decision_passages=False))(question)
     assert "July 2019" not in without.answer  # the search alone misses July's note: the timeline adds it
+
+
+def test_a_vote_question_is_answered_from_the_timelines_vote_records(corpus_dir):
+    """The agent hands the backend the vote record of each meeting in range; the answer says how
+    the vote split and why, cited to the statement."""
+    from fedlab.agent.answering import compose_config
+
+    search = open_search(compose_config("evaluate", ["retriever=bm25", "retriever.events=true",
+                                                     f"paths.data_dir={corpus_dir.parent.parent}"]), "direct")
+    question = "Was the vote at the March 2022 meeting unanimous?"
+    a = AgentProgram(search, ExtractiveBackend(), AgentSettings())(question)
+    assert not a.abstained, a.answer
+    assert_grounded(a)
+    assert a.answer.startswith("March 2022: 8 for, 1 against — James Bullard, who preferred at this meeting to raise "
+                               "the target range for the federal funds rate by 0.5 percentage point"), a.answer
+    cited = a.citations[0]  # the record is cited to the statement that states it
+    assert cited.meeting_date == "2022-03-16" and "Voting against" in cited.text
+    without = AgentProgram(search, ExtractiveBackend(), AgentSettings(vote_passages=0))(question)
+    assert not without.answer.startswith("March 2022:")

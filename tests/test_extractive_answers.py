@@ -9,6 +9,7 @@ from datetime import date
 import pytest
 
 from fedlab.agent.citations import ground_citations
+from fedlab.corpus.timeline import VOTE_SECTION
 from fedlab.evaluation.answers.normalize import contains_fact
 from fedlab.lm.extractive import TOKENS, synthesize_answer, undated_terms
 from fedlab.lm.rate_path import asked_size, asks_rate_path, points_text, range_text, rate_path_answer, read_decisions
@@ -109,6 +110,77 @@ def test_administered_rate_path_needs_a_named_rate_several_meetings_and_two_valu
     assert not synthesize_answer("How did the reserve balances move in 2019?", passages)["answer"].startswith(composed)
     assert not synthesize_answer("What was IOER set to in July 2019?", passages)["answer"].startswith(composed)
     assert not synthesize_answer("How did IOER move in 2019?", passages[:1])["answer"].startswith(composed)
+
+
+# -- vote records ------------------------------------------------------------------------------------
+
+VOTERS = ["Jerome H. Powell", "John C. Williams", "Michael S. Barr", "Michelle W. Bowman", "Lisa D. Cook",
+          "Christopher J. Waller"]
+
+
+def vote_record(iso: str, n: int, against: str = "", absent: str = "") -> str:
+    voting = [v for v in VOTERS if v not in against and v not in absent]
+    listed = "; ".join([f"{voting[0]}, Chair", f"{voting[1]}, Vice Chair", *voting[2:-1]]) + f"; and {voting[-1]}."
+    text = f"Voting for the monetary policy action were {listed}"
+    if against:
+        text += f" Voting against this action was {against}, who preferred to lower the target range by 1/4 percentage point."
+    if absent:
+        text += f" Absent and not voting was {absent}."
+    return passage(n, iso, text, section=VOTE_SECTION)
+
+
+def test_vote_records_say_unanimous_or_who_voted_against_and_why():
+    decision = passage(3, "2025-07-30", "The Committee decided to maintain the target range for the federal funds "
+                                        "rate at 4-1/4 to 4-1/2 percent.")
+    passages = [vote_record("2025-07-30", 1, against="Christopher J. Waller", absent="Lisa D. Cook"),
+                vote_record("2025-06-18", 2), decision]
+    answer = synthesize_answer("How did the vote differ between the June 2025 and July 2025 meetings?",
+                               passages)["answer"]
+    assert answer.startswith("June 2025: unanimous, 6 voting for [Source 2]. July 2025: 4 for, 1 against — "
+                             "Christopher J. Waller, who preferred to lower the target range by 1/4 percentage point "
+                             "[Source 1]; absent and not voting: Lisa D. Cook."), answer
+    assert "Voting for" not in answer  # the record says it; the sentences are chosen for the rest
+    assert_grounds(answer, len(passages))
+    # asking who voted lists the names; a question not about votes gets no record
+    who = synthesize_answer("Who voted for the decision in June 2025?", passages[1:2])["answer"]
+    assert who.endswith("; voting for: " + ", ".join(VOTERS) + "."), who
+    plain = synthesize_answer("What did the Committee decide about the target range in July 2025?", passages)
+    assert "unanimous" not in plain["answer"]
+
+
+def test_vote_records_over_many_meetings_list_the_split_ones_and_group_the_rest():
+    dates = ["2022-01-26", "2022-03-16", "2022-05-04", "2022-06-15", "2022-07-27"]
+    passages = [vote_record(d, k + 1, against="Michelle W. Bowman" if d in ("2022-03-16", "2022-06-15") else "")
+                for k, d in enumerate(dates)]
+    answer = synthesize_answer("Who dissented during 2022?", passages)["answer"]
+    assert answer.startswith("March 2022: 5 for, 1 against — Michelle W. Bowman, who preferred"), answer
+    assert "June 2022: 5 for, 1 against" in answer
+    assert ("Unanimous at the other 3 meetings: January 2022 [Source 1], May 2022 [Source 3], July 2022 [Source 5]."
+            in answer)
+    assert_grounds(answer, len(passages))
+
+
+def test_vote_records_count_every_dissenter_of_several_groups():
+    text = ("Voting for the monetary policy action were Jerome H. Powell, Chair; John C. Williams, Vice Chair; and "
+            "Randal K. Quarles. Voting against the action were James Bullard, who preferred at this meeting to lower "
+            "the target range to 1-1/2 to 1-3/4 percent; and Esther L. George and Eric S. Rosengren, who preferred "
+            "to maintain the target range at 2 percent to 2-1/4 percent.")
+    answer = synthesize_answer("Who dissented in September 2019?",
+                               [passage(1, "2019-09-18", text, section=VOTE_SECTION)])["answer"]
+    assert answer.startswith("September 2019: 3 for, 3 against — James Bullard, who preferred"), answer
+
+
+def test_asking_who_voted_over_several_meetings_gives_the_rotation():
+    dates = ["2024-01-31", "2024-06-12", "2024-12-18", "2025-01-29"]
+    passages = [vote_record(d, k + 1) for k, d in enumerate(dates)]
+    passages[-1] = passages[-1].replace("Michael S. Barr", "Susan M. Collins")
+    answer = synthesize_answer("Which members voted in January 2025 who had not voted in January 2024?",
+                               passages)["answer"]
+    assert ("Voting in January 2025 but not in January 2024: Susan M. Collins; voting in January 2024 but not in "
+            "January 2025: Michael S. Barr [Source 1, Source 4].") in answer, answer
+    # asking who dissented is not asking who voted
+    assert "but not in" not in synthesize_answer("Who dissented between January 2024 and January 2025?",
+                                                 passages)["answer"]
 
 
 # -- rate paths --------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from fedlab.corpus.document import Document
 from fedlab.corpus.timeline import (
     ADMINISTERED_RATES,
     BALANCE_SHEET_ACTIONS,
@@ -22,11 +23,15 @@ from fedlab.corpus.timeline import (
     Meeting,
     Span,
     Timeline,
+    asks_about_votes,
     build_timeline,
+    find_dissents,
+    find_voters,
     parse_number,
     rates_named,
     table_row,
     timeline_key,
+    vote_record_span,
 )
 
 from fedlab.pipeline import load_timeline
@@ -235,6 +240,59 @@ def test_meeting_without_a_statement_is_read_from_its_minutes(timeline, by_id):
     assert "decided to maintain the target range" in d.sentence.text(by_id)  # the reproduced statement
     assert (d.direction, d.after.low, d.after.high) == ("hold", 4.25, 4.5)
     assert d.dissents == [] and d.dissent_span.text(by_id) == "Voting against this action: None"
+
+
+def test_votes_for_and_against_from_the_statements(timeline, by_id):
+    voted = 0
+    for m in timeline.decisions():
+        d = m.decision
+        if d.voters_span is None:  # a notation vote's directive lists no votes
+            assert m.notation_vote, m.date
+            continue
+        voted += 1
+        assert d.voters_span.text(by_id).startswith("Voting for"), m.date
+        assert len(d.voters) >= 5 and len(set(d.voters)) == len(d.voters), (m.date, d.voters)
+        assert not set(d.voters) & {x.name for x in d.dissents}, m.date  # nobody votes both ways
+        assert all(name in d.voters_span.text(by_id) for name in d.voters)
+    assert voted >= 55
+    # "Jerome H. Powell, Chair, John C. Williams, Vice Chair; …": the statement's own comma typo
+    assert decision(timeline, "2019-09-18").voters == [
+        "Jerome H. Powell", "John C. Williams", "Michelle W. Bowman", "Lael Brainard", "Richard H. Clarida",
+        "Charles L. Evans", "Randal K. Quarles"]
+    # minutes list names without titles: "Voting for this action: Jerome H. Powell, John C. Williams, …"
+    january = decision(timeline, "2025-01-29")
+    assert january.source == "minutes" and january.voters[:2] == ["Jerome H. Powell", "John C. Williams"]
+    # the record runs on to the absence in the same paragraph
+    july = decision(timeline, "2025-07-30")
+    record = vote_record_span(by_id[july.sentence.doc_id], july).text(by_id)
+    assert record.startswith("Voting for") and "Voting against" in record
+    assert record.endswith("Absent and not voting was Adriana D. Kugler.")
+    # the CLI's table shows the tally beside the dissents
+    assert table_row(timeline.by_date("2019-07-31"))[4] == "8–2: George (hold); Rosengren (hold)"
+    assert table_row(timeline.by_date("2025-06-18"))[4] == "12–0"
+
+
+def test_minutes_votes_keep_middle_initials():
+    text = ("Voting for this action: Jerome H. Powell, John C. Williams, and Lisa D. Cook.\n\n"
+            "Voting against this action: Esther L. George.\n\nThe Board voted unanimously.")
+    doc = Document("minutes-2030-01-30", "minutes", "2030-01-30", None, "Minutes", "", text)
+    dissents, _ = find_dissents(doc, (0, len(text)), None)
+    assert [x.name for x in dissents] == ["Esther L. George"]
+    voters, span = find_voters(doc, (0, len(text)))
+    assert voters == ["Jerome H. Powell", "John C. Williams", "Lisa D. Cook"]
+    assert span.text([doc]).endswith("Lisa D. Cook.")
+
+
+@pytest.mark.parametrize("question,asks", [
+    ("Who dissented at the June 2022 meeting?", True),
+    ("Was the March 2024 decision unanimous?", True),
+    ("How did the vote on the rate decision differ between June and July 2025?", True),
+    ("Which Board member abstained on the vote to create the facility?", True),
+    ("What steps did the FOMC approve by notation vote in October 2019?", False),  # what was decided
+    ("How did the target range move in 2019?", False),
+])
+def test_asks_about_votes(question, asks):
+    assert asks_about_votes(question) is asks
 
 
 # -- spans cite what was extracted ---------------------------------------------------------------------

@@ -243,6 +243,31 @@ class AgentProgram:
                 out.append((Hit(chunk, 0.0), (span.start, span.end), None))
         return out
 
+    def vote_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
+        """For a question about votes (fedlab.corpus.timeline.asks_about_votes) with a bounded date
+        range: the vote record of each policy meeting in it (who voted for, who against and what
+        they preferred, who was absent), from the searcher's meeting timeline, under the section
+        ``VOTE_SECTION``; none when the range holds more than ``vote_passages`` meetings."""
+        from fedlab.corpus.timeline import VOTE_SECTION, asks_about_votes, vote_record_span
+
+        timeline = getattr(self.search_access.searcher, "timeline", None)
+        locate = getattr(self.search_access.searcher, "chunk_at", None)
+        if (not self.settings.vote_passages or timeline is None or locate is None or hint is None
+                or hint.date_from is None or hint.date_to is None or not asks_about_votes(question)):
+            return []
+        lo, hi = hint.date_from, hint.widened_end(1)
+        meetings = [m for m in timeline if lo <= m.date <= hi and m.decision is not None]
+        if len(meetings) > int(self.settings.vote_passages):
+            return []
+        out = []
+        for meeting in meetings:
+            doc = self.search_access.document(meeting.decision.sentence.doc_id)
+            span = vote_record_span(doc, meeting.decision) if doc is not None else None
+            chunk = locate(span.doc_id, span.start) if span is not None else None
+            if chunk is not None:
+                out.append((Hit(chunk, 0.0), (span.start, span.end), VOTE_SECTION))
+        return out
+
     def change_hits(self, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question spanning several meetings: the sentences each policy statement in its
         range added to the previous one and those it dropped (fedlab.retrieval.changes), the
@@ -355,7 +380,7 @@ class AgentProgram:
                                         abstain_reason="weak_evidence", **base))
 
         hits = self.context(best.result.hits)
-        extra = self.decision_hits(question, hint, hits) + self.change_hits(hint)
+        extra = self.decision_hits(question, hint, hits) + self.change_hits(hint) + self.vote_hits(question, hint)
         docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
         for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):

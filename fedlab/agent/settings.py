@@ -31,6 +31,7 @@ class AgentSettings:
     off_topic_threshold: float = 0.5  # P(off topic) at or above which the question is off topic
     decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence (and rate notes)
     change_passages: int = 8  # ... and each statement's changed sentences, when the range holds at most this many changes
+    vote_passages: int = 12  # questions about votes get the vote record of each meeting in range, up to this many; 0 = never
     today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today
 
     def __post_init__(self):
@@ -39,8 +40,9 @@ class AgentSettings:
         self.answerability = dict(self.answerability or {})
         if self.ordering not in ORDERINGS:
             raise FedlabError(f"agent.ordering={self.ordering!r}: choose one of {', '.join(ORDERINGS)}")
-        if int(self.max_reformulations) < 0 or int(self.max_context) < 1 or int(self.change_passages) < 0:
-            raise FedlabError("agent.max_reformulations and agent.change_passages must be >= 0 and "
+        if int(self.max_reformulations) < 0 or int(self.max_context) < 1 or int(self.change_passages) < 0 \
+                or int(self.vote_passages) < 0:
+            raise FedlabError("agent.max_reformulations, agent.change_passages and agent.vote_passages must be >= 0 and "
                               "agent.max_context >= 1")
         for name, value in (("agent.answerability.threshold", self.answerability.get("threshold")),
                             ("agent.answerability.answer_threshold", self.answerability.get("answer_threshold")),

@@ -24,8 +24,9 @@ General rules, not per-date facts:
   minutes describe a two-day meeting ("… and continued on Wednesday, …"), unless a document
   says it was unscheduled. Everything else (a Sunday videoconference, a notation vote, a
   statement with no meeting behind it) is unscheduled.
-* **dissents**: "Voting against the action were/was NAME[S], who preferred …" in statements;
-  "Voting against this action: NAMES." in minutes.
+* **votes**: "Voting for the monetary policy action were NAME, Chair; …; and NAME." in statements,
+  "Voting for this action: NAMES." in minutes; dissents from "Voting against the action were/was
+  NAME[S], who preferred …" in statements, "Voting against this action: NAMES." in minutes.
 * **balance-sheet actions**: each sentence of the decision text is classified by patterns of
   the statements' language (see :data:`BALANCE_SHEET_ACTIONS`); forward-looking sentences
   ("expects to begin reducing …", "judges that … will likely be appropriate") and ones that
@@ -49,7 +50,7 @@ from typing import Iterable, Iterator
 
 from fedlab.corpus.document import Document
 
-TIMELINE_VERSION = 2
+TIMELINE_VERSION = 3
 DIRECTIONS = ("raise", "cut", "hold")
 BALANCE_SHEET_ACTIONS = {
     "reserve_purchases_begun": "purchases of Treasury bills to keep reserves ample (technical, not a stance change)",
@@ -153,6 +154,8 @@ class Decision:
     size_span: Span | None  # "by 1/2 percentage point" when the text states the size, else None (from the ranges)
     dissents: list[Dissent] = field(default_factory=list)
     dissent_span: Span | None = None  # the "Voting against …" sentence(s)
+    voters: list[str] = field(default_factory=list)  # who voted for the action, as listed
+    voters_span: Span | None = None  # the "Voting for …" sentence
     balance_sheet: list[BalanceSheetAction] = field(default_factory=list)
 
 
@@ -190,7 +193,7 @@ class Meeting:
                                for x in row.get("administered", [])]
         if row.get("decision") is not None:
             d = dict(row["decision"])
-            for key in ("sentence", "direction_span", "size_span", "dissent_span"):
+            for key in ("sentence", "direction_span", "size_span", "dissent_span", "voters_span"):
                 d[key] = _span(d.get(key))
             d["after"] = _range(d["after"])
             d["before"] = _range(d.get("before"))
@@ -410,6 +413,7 @@ NAMES = rf"{NAME}(?:(?:,\s+and\s+|,\s+|\s+and\s+){NAME})*"
 AGAINST_RE = re.compile(r"Voting against (?:the|this) (?:monetary policy )?action(?:\s+(?:were|was))?\s*:?\s*")
 WHO_RE = re.compile(rf"(?P<names>{NAMES}),\s+who\s+")
 CLAUSE_END_RE = re.compile(r"\.(?=\s|$)")
+LIST_END_RE = re.compile(r"(?<!\b[A-Z])\.(?=\s|$)")  # a full stop, not a middle initial's
 PREFER_VERB_RE = re.compile(
     rf"\bprefer\w*\s+(?:at this meeting\s+)?to\s+{VERB}\s+(?:the\s+)?(?:federal\s+funds\s+)?target\s+range"
     rf"|\bprefer\w*\s+(?P<nochange>no change)\s+(?:to|for|in)\s+the\s+(?:federal\s+funds\s+)?target\s+range",
@@ -419,7 +423,7 @@ BY_RE = re.compile(rf"\bby\s+{SIZE}", re.IGNORECASE)
 TO_RANGE_RE = re.compile(rf"\b(?:to|at)\s+{RANGE.format('p')}", re.IGNORECASE)
 
 
-def _split_names(names: str) -> list[str]:
+def split_names(names: str) -> list[str]:
     return [n.strip() for n in re.split(r",\s+and\s+|,\s+|\s+and\s+", names) if n.strip()]
 
 
@@ -460,11 +464,11 @@ def find_dissents(doc: Document, region: tuple[int, int],
     dissents: list[Dissent] = []
     last_end = m.end()
     if not groups:  # minutes: "Voting against this action: Esther L. George." / ": None."
-        stop = CLAUSE_END_RE.search(text, m.end(), para_end)
+        stop = LIST_END_RE.search(text, m.end(), para_end)
         end = stop.start() if stop else para_end
         listed = text[m.end():end].strip()
         if listed and listed.lower() != "none":
-            for name in _split_names(listed):
+            for name in split_names(listed):
                 if re.fullmatch(NAME, name):
                     at = text.find(name, m.end(), end)
                     dissents.append(Dissent(name, "", "other", None, Span(doc.doc_id, at, at + len(name))))
@@ -477,10 +481,57 @@ def find_dissents(doc: Document, region: tuple[int, int],
         clause = re.sub(r"[;,]?\s*(?:and)?\s*$", "", clause)
         end = g.end() + len(clause)
         preferred, direction, change = _preferred(clause, before)
-        for name in _split_names(g.group("names")):
+        for name in split_names(g.group("names")):
             dissents.append(Dissent(name, preferred, direction, change, Span(doc.doc_id, g.start(), end)))
         last_end = end
     return dissents, Span(doc.doc_id, m.start(), last_end)
+
+
+VOTE_SECTION = "Vote record"  # the section an agent gives a meeting's vote passage (fedlab.lm.vote_record reads it)
+VOTE_WORDS_RE = re.compile(r"\b(?:vot(?:e|es|ed|ing|ers?)|dissent\w*|unanim\w*|abstain\w*)\b", re.I)
+NOTATION_VOTE_RE = re.compile(r"\bnotation\s+votes?\b", re.I)
+
+
+def asks_about_votes(question: str) -> bool:
+    """Whether ``question`` asks about how members voted (votes, dissents, unanimity) — a decision
+    taken by notation vote is about what was decided, not the vote."""
+    return bool(VOTE_WORDS_RE.search(NOTATION_VOTE_RE.sub("", question)))
+
+
+FOR_RE = re.compile(r"Voting for (?:the|this) (?:FOMC )?(?:monetary policy )?action(?:\s+(?:were|was))?\s*:?\s*")
+TITLE_RE = re.compile(r",\s+(?:Vice\s+)?Chair(?:man|woman)?\s*[;,]?")  # "Jerome H. Powell, Chair;" ("Chair," once)
+
+
+def listed_voters(listed: str) -> list[str]:
+    """The names of a "Voting for …" list, titles dropped: "Jerome H. Powell, Chair; …; and Eric
+    S. Rosengren" (statements, one voter per semicolon) or "Jerome H. Powell, John C. Williams, …,
+    and Eric Rosengren" (minutes)."""
+    listed = TITLE_RE.sub(";", listed)
+    parts = listed.split(";") if ";" in listed else re.split(r",\s+and\s+|,\s+", listed)
+    names = [re.sub(r"^and\s+", "", p.strip()) for p in parts]
+    return [n for n in names if re.fullmatch(NAME, n)]
+
+
+def find_voters(doc: Document, region: tuple[int, int]) -> tuple[list[str], Span | None]:
+    """Who voted for the action, from the "Voting for …" sentence in ``region``, and that sentence's span."""
+    text = doc.text
+    m = FOR_RE.search(text, *region)
+    if not m:
+        return [], None
+    stop = LIST_END_RE.search(text, m.end(), region[1])
+    end = stop.start() if stop else region[1]
+    return listed_voters(text[m.end():end]), Span(doc.doc_id, m.start(), end + 1 if stop else end)
+
+
+def vote_record_span(doc: Document, decision: "Decision") -> Span | None:
+    """The text that records a decision's vote: from its "Voting for …" sentence through the
+    "Voting against …" one and the rest of that paragraph ("Absent and not voting was …")."""
+    spans = [s for s in (decision.voters_span, decision.dissent_span) if s is not None and s.doc_id == doc.doc_id]
+    if not spans:
+        return None
+    start, end = min(s.start for s in spans), max(s.end for s in spans)
+    para_end = doc.text.find("\n\n", end)
+    return Span(doc.doc_id, start, len(doc.text) if para_end < 0 else para_end)
 
 
 # -- balance-sheet actions -------------------------------------------------------------------------
@@ -721,11 +772,12 @@ def _decision(doc: Document, source: str, found: _Found, previous: Decision | No
     # minutes list the votes after the statement they reproduce, in the policy-action section
     vote_region = (policy_section(doc) if source == "minutes" else None) or found.region
     dissents, dissent_span = find_dissents(doc, vote_region, before)
+    voters, voters_span = find_voters(doc, vote_region)
     return Decision(
         source=source, via=found.via, sentence=Span(did, s, e), direction=direction,
         direction_span=Span(did, m.start("verb"), m.end("verb")), after=after, before=before,
         before_source=before_source, change_bp=change, size_bp=abs(change) if change is not None else stated_bp,
-        size_span=size_span, dissents=dissents, dissent_span=dissent_span,
+        size_span=size_span, dissents=dissents, dissent_span=dissent_span, voters=voters, voters_span=voters_span,
         balance_sheet=find_balance_sheet(doc, found.region, state),
     )
 
@@ -741,7 +793,7 @@ def timeline_key(corpus) -> str:
 
 # -- display ---------------------------------------------------------------------------------------
 
-TABLE_COLUMNS = ("date", "scheduled", "range (before → after)", "change", "dissents", "balance sheet",
+TABLE_COLUMNS = ("date", "scheduled", "range (before → after)", "change", "vote: dissents", "balance sheet",
                  "IORB / ON RRP / primary credit %")
 
 
@@ -760,6 +812,7 @@ def table_row(meeting: Meeting) -> tuple[str, ...]:
         size = "" if bps is None or x.preferred_direction == "hold" else f" {abs(bps)} bp"
         return f"{x.name.split()[-1]} ({x.preferred_direction}{size})"
 
-    dissents = "; ".join(dissent(x) for x in d.dissents)
+    vote = f"{len(d.voters)}–{len(d.dissents)}" if d.voters_span is not None else ""
+    dissents = ": ".join(x for x in (vote, "; ".join(dissent(x) for x in d.dissents)) if x)
     return (meeting.date, kind, f"{before} → {d.after.label()}", change, dissents,
             ", ".join(a.action for a in d.balance_sheet), rates)

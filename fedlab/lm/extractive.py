@@ -40,6 +40,11 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      credit rate is answered by that rate's value at the first meeting, each change and the last
      meeting, each cited, read from the implementation notes in the passages; not when fewer than
      two meetings state it.
+  Votes: a question about votes (fedlab.corpus.timeline.asks_about_votes) that was handed vote
+  records (the agent's, section fedlab.corpus.timeline.VOTE_SECTION) opens with one line per
+  meeting (fedlab.lm.vote_record: unanimous, or how many for and against, who and why, who was
+  absent); the rest of the answer is the composed path (rules 1, 1b) or the sentences of rules
+  0, 2 and 3 over the other passages, the "Voting for / against" sentences left out.
   2. one sentence per meeting: when the question spans several meetings (its date range is a
      span, a year or several years, or it names two or more different months or days), the
      sentences are grouped by the meeting date in their passage's head; meetings outside the
@@ -70,8 +75,10 @@ from typing import Callable, Iterator
 
 from fedlab.index.tokens import Tokenizer, stem
 from fedlab.chunking.splitting import sentence_spans
+from fedlab.corpus.timeline import asks_about_votes
 from fedlab.lm.administered_path import administered_path_answer
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
+from fedlab.lm.vote_record import VOTE_SENTENCE, is_vote_record, vote_record_answer
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import changed_section
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
@@ -233,9 +240,18 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     from fedlab.retrieval.dates import parse_date_hint
 
     hint = parse_date_hint(question)
+    votes = vote_record_answer(question, passages) if asks_about_votes(question) else ""
+    if votes:  # the records say who voted how: the sentences are chosen for the rest of the question
+        passages = [p for p in passages if not is_vote_record(p)]
     composed = rate_path_answer(question, passages, hint=hint) or administered_path_answer(question, passages, hint)
-    if composed:
-        return {"answer": composed}
+    if composed or votes:
+        rest = composed or _extracted(question, passages, hint, max_sentences, skip=VOTE_SENTENCE if votes else None)
+        return {"answer": " ".join(a for a in (votes, rest) if a)}
+    return {"answer": _extracted(question, passages, hint, max_sentences)}
+
+
+def _extracted(question: str, passages: list[str], hint, max_sentences: int, skip: re.Pattern | None = None) -> str:
+    """Rules 0, 2 and 3 (module docstring): sentences of the passages; ``skip``: sentences left out."""
     q_terms = _undated(question, hint)
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date)
     for i, passage in enumerate(passages):
@@ -243,13 +259,15 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         meeting, section = _head_of(passage)
         change = changed_section(section)
         for j, sentence in enumerate(sentences):
+            if skip is not None and skip.match(sentence):
+                continue
             c = (n if n is not None else i + 1, (i, j), sentence, set(TOKENS(sentence)), meeting)
             if change is None:
                 candidates.append(c)
             else:
                 changed.append((*c, change))
     if not q_terms or not candidates:
-        return {"answer": ""}
+        return ""
     asks_change = bool(q_terms & CHANGE_WORDS)
     q_terms |= {t for term in list(q_terms) if term in VOCABULARY_EXPANSIONS
                 for t in TOKENS(VOCABULARY_EXPANSIONS[term])}
@@ -265,16 +283,16 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         score = scorer(candidates + changed, q_terms - CHANGE_WORDS)
         answer = _changes([(score(c[3]), c) for c in changed], max(score(c[3]) for c in candidates))
         if answer:
-            return {"answer": answer}
+            return answer
     score = scorer(candidates, q_terms)
     ranked = sorted(((score(c[3]), c) for c in candidates), key=lambda sc: (-sc[0], sc[1][1]))
     best = ranked[0][0] if ranked else 0.0
     if best <= 0:
-        return {"answer": ""}
+        return ""
     if spans_meetings(question, hint):
         per_meeting = _per_meeting(ranked, best, hint, max_sentences)
         if per_meeting is not None:
-            return {"answer": per_meeting}
+            return per_meeting
     chosen, seen = [], set()
     at = {c[1]: c for c in candidates}
     for s, (n, (i, j), sentence, _, _) in ranked:
@@ -288,7 +306,7 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         if follow is not None and CONTINUES.match(follow[2]) and follow[2].lower() not in seen:
             seen.add(follow[2].lower())
             chosen[-1] += " " + _cited(follow[2], f"Source {n}")
-    return {"answer": " ".join(chosen)}
+    return " ".join(chosen)
 
 
 def _changes(scored: list, best_other: float) -> str:

@@ -1,0 +1,113 @@
+"""Vote records: how the Committee voted at each meeting a question about votes names, composed
+from the passages.
+
+The agent hands a question about votes (fedlab.corpus.timeline.asks_about_votes: votes, dissents,
+unanimity) the vote record of each policy meeting in its range, as passages under the section
+fedlab.corpus.timeline.VOTE_SECTION: the statement's "Voting for …" sentence, its "Voting against
+…" sentence and the rest of that paragraph ("Absent and not voting was …"). Each record gives one
+line, in date order: "June 2025: unanimous, 12 voting for [Source 3]." or "July 2025: 9 for, 2
+against — Michelle W. Bowman and Christopher J. Waller, who preferred to lower … [Source 4]; absent
+and not voting: Adriana D. Kugler." With more than ``FULL_LINES`` meetings the unanimous ones share
+one line ("Unanimous at the other 5 meetings: January 2019 [Source 2], …"). A question asking who
+voted (who or which, and not about dissents or unanimity) also gets the names voting for at each
+of at most two meetings, or over more the names voting at the last meeting but not the first and
+the other way round (the annual rotation of the Reserve Bank presidents).
+No record among the passages: no lines ("").
+"""
+from __future__ import annotations
+
+import re
+
+from fedlab.corpus.timeline import AGAINST_RE, FOR_RE, LIST_END_RE, VOTE_SECTION, WHO_RE, listed_voters, split_names
+from fedlab.lm.rate_path import cite_sources, meeting_labels, passage_head
+
+FULL_LINES = 3  # meetings that each get a line whatever their vote
+ABSENT_RE = re.compile(r"Absent and not voting (?:was|were)\s+")
+VOTE_SENTENCE = re.compile(r"\s*(?:Voting\s+(?:for|against)|Absent\s+and\s+not\s+voting)\b")  # what a record states
+ASKS_WHO_RE = re.compile(r"\b(?:who|which|whom)\b", re.I)
+SPLIT_RE = re.compile(r"\b(?:dissent\w*|against|unanim\w*|abstain\w*)", re.I)  # asks how the vote split, not who voted
+
+
+def asks_who_voted(question: str) -> bool:
+    return bool(ASKS_WHO_RE.search(question)) and not SPLIT_RE.search(question)
+
+
+def _listed(body: str, opening: re.Pattern) -> str | None:
+    """The text after ``opening`` up to its sentence's end (middle initials kept), or None."""
+    m = opening.search(body)
+    if m is None:
+        return None
+    stop = LIST_END_RE.search(body, m.end())
+    return body[m.end():stop.start() if stop else len(body)].strip()
+
+
+def is_vote_record(passage: str) -> bool:
+    return f", {VOTE_SECTION}\n" in passage.split("\n", 1)[0] + "\n"
+
+
+def read_votes(passages: list[str]) -> dict[str, dict]:
+    """meeting date -> {"for": names, "against": clause or "", "n_against": int, "absent": str or
+    "", "source": n} from the vote-record passages (the first for each meeting)."""
+    found: dict[str, dict] = {}
+    for i, passage in enumerate(passages):
+        if not is_vote_record(passage):
+            continue
+        n, meeting, _, body = passage_head(passage, i)
+        voters = _listed(body, FOR_RE)
+        if meeting is None or meeting in found or voters is None:
+            continue
+        against = _listed(body, AGAINST_RE) or ""
+        if against.lower() in ("none", ""):
+            against, n_against = "", 0
+        else:
+            groups = [g.group("names") for g in WHO_RE.finditer(against)] or [against]  # "A, who …; and B and C, who …"
+            n_against = sum(len(split_names(names)) for names in groups)
+        found[meeting] = {"for": listed_voters(voters), "against": against, "n_against": n_against,
+                          "absent": _listed(body, ABSENT_RE) or "", "source": n}
+    return found
+
+
+def _line(label: str, vote: dict, names: bool) -> str:
+    cite = cite_sources([vote["source"]])
+    if vote["n_against"]:
+        line = f"{label}: {len(vote['for'])} for, {vote['n_against']} against — {vote['against']} {cite}"
+    else:
+        line = f"{label}: unanimous, {len(vote['for'])} voting for {cite}"
+    if names and vote["for"]:
+        line += f"; voting for: {', '.join(vote['for'])}"
+    if vote["absent"]:
+        line += f"; absent and not voting: {vote['absent']}"
+    return line + "."
+
+
+def vote_record_answer(question: str, passages: list[str]) -> str:
+    """The vote lines (module docstring); "" when the passages hold no vote record."""
+    votes = read_votes(passages)
+    if not votes:
+        return ""
+    dates = sorted(votes)
+    labels = meeting_labels(dates)
+    who = asks_who_voted(question)
+    if len(dates) <= FULL_LINES:
+        return " ".join(_line(labels[d], votes[d], who and len(dates) <= 2) for d in dates)
+    split = [d for d in dates if votes[d]["n_against"]]
+    unanimous = [d for d in dates if not votes[d]["n_against"]]
+    lines = [_line(labels[d], votes[d], False) for d in split]
+    if unanimous:
+        other = "other " if split else ""
+        count = "meeting" if len(unanimous) == 1 else f"{len(unanimous)} meetings"
+        lines.append(f"Unanimous at the {other}{count}: "
+                     + ", ".join(f"{labels[d]} {cite_sources([votes[d]['source']])}" for d in unanimous) + ".")
+    if who:
+        lines.append(_rotation(dates[0], dates[-1], votes, labels))
+    return " ".join(lines)
+
+
+def _rotation(first: str, last: str, votes: dict[str, dict], labels: dict[str, str]) -> str:
+    """Who voted at the last meeting but not the first, and the other way round."""
+    before, after = votes[first]["for"], votes[last]["for"]
+    cite = cite_sources([votes[first]["source"], votes[last]["source"]])
+    joined = [n for n in after if n not in before] or ["nobody"]
+    left = [n for n in before if n not in after] or ["nobody"]
+    return (f"Voting in {labels[last]} but not in {labels[first]}: {', '.join(joined)}; voting in {labels[first]} "
+            f"but not in {labels[last]}: {', '.join(left)} {cite}.")
