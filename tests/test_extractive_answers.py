@@ -178,6 +178,8 @@ def test_asking_who_voted_over_several_meetings_gives_the_rotation():
                                passages)["answer"]
     assert ("Voting in January 2025 but not in January 2024: Susan M. Collins; voting in January 2024 but not in "
             "January 2025: Michael S. Barr [Source 1, Source 4].") in answer, answer
+    three = synthesize_answer("Which members voted in January 2025 who had not voted in June 2024?", passages[1:])
+    assert "Voting in January 2025 but not in June 2024: Susan M. Collins;" in three["answer"], three["answer"]
     # asking who dissented is not asking who voted
     assert "but not in" not in synthesize_answer("Who dissented between January 2024 and January 2025?",
                                                  passages)["answer"]

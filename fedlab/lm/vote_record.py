@@ -17,6 +17,7 @@ No record among the passages: no lines ("").
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from fedlab.corpus.timeline import AGAINST_RE, FOR_RE, LIST_END_RE, VOTE_SECTION, WHO_RE, listed_voters, split_names
 from fedlab.lm.rate_path import cite_sources, meeting_labels, passage_head
@@ -45,10 +46,18 @@ def is_vote_record(passage: str) -> bool:
     return f", {VOTE_SECTION}\n" in passage.split("\n", 1)[0] + "\n"
 
 
-def read_votes(passages: list[str]) -> dict[str, dict]:
-    """meeting date -> {"for": names, "against": clause or "", "n_against": int, "absent": str or
-    "", "source": n} from the vote-record passages (the first for each meeting)."""
-    found: dict[str, dict] = {}
+@dataclass(frozen=True)
+class MeetingVote:
+    voters: list[str]  # voting for
+    against: str  # the "Voting against …" clause after its opening ("" when unanimous)
+    n_against: int
+    absent: str  # who was absent and not voting, as written ("" when nobody)
+    source: int  # the passage's [Source N]
+
+
+def read_votes(passages: list[str]) -> dict[str, MeetingVote]:
+    """meeting date -> its vote, from the vote-record passages (the first for each meeting)."""
+    found: dict[str, MeetingVote] = {}
     for i, passage in enumerate(passages):
         if not is_vote_record(passage):
             continue
@@ -62,21 +71,20 @@ def read_votes(passages: list[str]) -> dict[str, dict]:
         else:
             groups = [g.group("names") for g in WHO_RE.finditer(against)] or [against]  # "A, who …; and B and C, who …"
             n_against = sum(len(split_names(names)) for names in groups)
-        found[meeting] = {"for": listed_voters(voters), "against": against, "n_against": n_against,
-                          "absent": _listed(body, ABSENT_RE) or "", "source": n}
+        found[meeting] = MeetingVote(listed_voters(voters), against, n_against, _listed(body, ABSENT_RE) or "", n)
     return found
 
 
-def _line(label: str, vote: dict, names: bool) -> str:
-    cite = cite_sources([vote["source"]])
-    if vote["n_against"]:
-        line = f"{label}: {len(vote['for'])} for, {vote['n_against']} against — {vote['against']} {cite}"
+def _line(label: str, vote: MeetingVote, names: bool) -> str:
+    cite = cite_sources([vote.source])
+    if vote.n_against:
+        line = f"{label}: {len(vote.voters)} for, {vote.n_against} against — {vote.against} {cite}"
     else:
-        line = f"{label}: unanimous, {len(vote['for'])} voting for {cite}"
-    if names and vote["for"]:
-        line += f"; voting for: {', '.join(vote['for'])}"
-    if vote["absent"]:
-        line += f"; absent and not voting: {vote['absent']}"
+        line = f"{label}: unanimous, {len(vote.voters)} voting for {cite}"
+    if names and vote.voters:
+        line += f"; voting for: {', '.join(vote.voters)}"
+    if vote.absent:
+        line += f"; absent and not voting: {vote.absent}"
     return line + "."
 
 
@@ -89,24 +97,25 @@ def vote_record_answer(question: str, passages: list[str]) -> str:
     labels = meeting_labels(dates)
     who = asks_who_voted(question)
     if len(dates) <= FULL_LINES:
-        return " ".join(_line(labels[d], votes[d], who and len(dates) <= 2) for d in dates)
-    split = [d for d in dates if votes[d]["n_against"]]
-    unanimous = [d for d in dates if not votes[d]["n_against"]]
-    lines = [_line(labels[d], votes[d], False) for d in split]
-    if unanimous:
-        other = "other " if split else ""
-        count = "meeting" if len(unanimous) == 1 else f"{len(unanimous)} meetings"
-        lines.append(f"Unanimous at the {other}{count}: "
-                     + ", ".join(f"{labels[d]} {cite_sources([votes[d]['source']])}" for d in unanimous) + ".")
-    if who:
+        lines = [_line(labels[d], votes[d], who and len(dates) <= 2) for d in dates]
+    else:
+        split = [d for d in dates if votes[d].n_against]
+        unanimous = [d for d in dates if not votes[d].n_against]
+        lines = [_line(labels[d], votes[d], False) for d in split]
+        if unanimous:
+            other = "other " if split else ""
+            count = "meeting" if len(unanimous) == 1 else f"{len(unanimous)} meetings"
+            lines.append(f"Unanimous at the {other}{count}: "
+                         + ", ".join(f"{labels[d]} {cite_sources([votes[d].source])}" for d in unanimous) + ".")
+    if who and len(dates) > 2:
         lines.append(_rotation(dates[0], dates[-1], votes, labels))
     return " ".join(lines)
 
 
-def _rotation(first: str, last: str, votes: dict[str, dict], labels: dict[str, str]) -> str:
+def _rotation(first: str, last: str, votes: dict[str, MeetingVote], labels: dict[str, str]) -> str:
     """Who voted at the last meeting but not the first, and the other way round."""
-    before, after = votes[first]["for"], votes[last]["for"]
-    cite = cite_sources([votes[first]["source"], votes[last]["source"]])
+    before, after = votes[first].voters, votes[last].voters
+    cite = cite_sources([votes[first].source, votes[last].source])
     joined = [n for n in after if n not in before] or ["nobody"]
     left = [n for n in before if n not in after] or ["nobody"]
     return (f"Voting in {labels[last]} but not in {labels[first]}: {', '.join(joined)}; voting in {labels[first]} "
