@@ -512,15 +512,24 @@ def listed_voters(listed: str) -> list[str]:
     return [n for n in names if re.fullmatch(NAME, n)]
 
 
+def list_after(opening: re.Pattern, text: str, start: int = 0,
+               end: int | None = None) -> tuple[re.Match, re.Match | None] | None:
+    """The first ``opening`` of a list of names in ``text[start:end]`` ("Voting for this action:")
+    and the full stop that closes the list (None: the list runs to ``end``); a middle initial's
+    full stop does not close it."""
+    end = len(text) if end is None else end
+    m = opening.search(text, start, end)
+    return None if m is None else (m, LIST_END_RE.search(text, m.end(), end))
+
+
 def find_voters(doc: Document, region: tuple[int, int]) -> tuple[list[str], Span | None]:
     """Who voted for the action, from the "Voting for …" sentence in ``region``, and that sentence's span."""
-    text = doc.text
-    m = FOR_RE.search(text, *region)
-    if not m:
+    found = list_after(FOR_RE, doc.text, *region)
+    if found is None:
         return [], None
-    stop = LIST_END_RE.search(text, m.end(), region[1])
-    end = stop.start() if stop else region[1]
-    return listed_voters(text[m.end():end]), Span(doc.doc_id, m.start(), end + 1 if stop else end)
+    m, stop = found
+    listed = doc.text[m.end():stop.start() if stop else region[1]]
+    return listed_voters(listed), Span(doc.doc_id, m.start(), stop.end() if stop else region[1])
 
 
 def vote_record_span(doc: Document, decision: "Decision") -> Span | None:

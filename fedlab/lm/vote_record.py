@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fedlab.corpus.timeline import AGAINST_RE, FOR_RE, LIST_END_RE, VOTE_SECTION, WHO_RE, listed_voters, split_names
+from fedlab.corpus.timeline import AGAINST_RE, FOR_RE, VOTE_SECTION, WHO_RE, list_after, listed_voters, split_names
 from fedlab.lm.rate_path import cite_sources, meeting_labels, passage_head
 
 FULL_LINES = 3  # meetings that each get a line whatever their vote
@@ -34,16 +34,16 @@ def asks_who_voted(question: str) -> bool:
 
 
 def _listed(body: str, opening: re.Pattern) -> str | None:
-    """The text after ``opening`` up to its sentence's end (middle initials kept), or None."""
-    m = opening.search(body)
-    if m is None:
+    """The list ``opening`` introduces in ``body``, up to its full stop, or None."""
+    found = list_after(opening, body)
+    if found is None:
         return None
-    stop = LIST_END_RE.search(body, m.end())
+    m, stop = found
     return body[m.end():stop.start() if stop else len(body)].strip()
 
 
 def is_vote_record(passage: str) -> bool:
-    return f", {VOTE_SECTION}\n" in passage.split("\n", 1)[0] + "\n"
+    return passage_head(passage, 0)[2].rstrip().endswith(f", {VOTE_SECTION}")
 
 
 @dataclass(frozen=True)
