@@ -19,6 +19,7 @@ from fedlab.lm.steps import ASSESS_QUERY, STEPS, SYNTHESIZE_ANSWER, step_named
 from fedlab.agent.types import CONFIDENCE_LEVELS
 from fedlab.errors import FedlabError
 from fedlab.lm.extractive import ExtractiveBackend, assess_query
+from fedlab.retrieval.types import DateHint
 
 BM25_MODEL = Path(__file__).resolve().parent.parent / "conf" / "calibration" / "extractive-bm25.json"
 FACTUAL = "Where did the FOMC leave the fed funds target range at its January 2019 meeting?"
@@ -321,7 +322,6 @@ def test_an_answer_unlikely_to_be_right_is_withheld(search):
 ])
 def test_coverage_check_by_month(hint, outside, note):
     from fedlab.agent.program import coverage_check
-    from fedlab.retrieval.types import DateHint
 
     abstain, partial = coverage_check(DateHint(hint[0], hint[1], "span", ""), ("2019-01-30", "2025-10-29"))
     assert (abstain is not None) == outside and (partial is not None) == note
@@ -414,3 +414,21 @@ def test_a_vote_question_is_answered_from_the_timelines_vote_records(corpus_dir)
     assert cited.meeting_date == "2022-03-16" and "Voting against" in cited.text
     without = AgentProgram(search, ExtractiveBackend(), AgentSettings(vote_passages=0))(question)
     assert not without.answer.startswith("March 2022:")
+
+
+def test_a_question_naming_a_document_type_is_answered_from_that_type(agent, search):
+    """"How did the … statement describe …" is answered from the statement: the minutes of the same
+    meeting, which outnumber it, come after it (agent.named_doc_type)."""
+    question = "How did the January 2024 statement describe inflation?"
+    a = agent(question)
+    assert not a.abstained, a.answer
+    assert_grounded(a)
+    assert {c.doc_id for c in a.citations} == {"statement-2024-01-31"}, a.citations
+    assert "Inflation has eased over the past year but remains elevated" in a.answer
+    result = agent.search(question, DateHint("2024-01-01", "2024-01-31", "month"), {"statement"})
+    types = [h.chunk.doc_type for h in result.hits if h.chunk.meeting_date == "2024-01-31"]
+    assert types[0] == "statement" and types == sorted(types, key=lambda t: t != "statement")
+    assert types.count("minutes") > types.count("statement")
+    without = AgentProgram(search, agent.backend, dataclasses.replace(agent.settings, named_doc_type=False),
+                           model=agent.model)(question)
+    assert {c.doc_id for c in without.citations} != {"statement-2024-01-31"}

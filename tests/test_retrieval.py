@@ -17,7 +17,7 @@ from fedlab.retrieval.fusion import rrf
 from fedlab.retrieval.ordering import lost_in_the_middle
 from fedlab.retrieval.rerank import NoReranker
 from fedlab.retrieval.retrievers import BM25Retriever, DenseRetriever, HybridRetriever
-from fedlab.retrieval.two_pass import DateAwareRetriever, hint_filter
+from fedlab.retrieval.two_pass import DateAwareRetriever, hint_filter, preferring_doc_types
 from fedlab.index.filter import MetadataFilter
 from fedlab.retrieval.types import DateHint, Hit
 
@@ -228,6 +228,31 @@ def test_caller_filter_is_kept_in_both_passes():
     assert [h.chunk.doc_id for h in result.hits] == ["minutes-2022-06-15", "minutes-2024-06-12"]
     narrowed = hint_filter(DateHint("2022-01-01", "2022-12-31", "year"), MetadataFilter("2022-06-01", "2023-06-30"), 1)
     assert (narrowed.date_from, narrowed.date_to) == ("2022-06-01", "2023-01-01")
+
+
+def test_a_named_document_type_comes_first_inside_the_range_and_outside_it():
+    """Minutes of the asked meeting first, then its statement, then the other meetings' minutes and
+    statements; one passage once; k_used passages; both searches' time counted."""
+    chunks = [chunk("2022-06-15", i * 10, i * 10 + 10) for i in range(3)]
+    chunks += [chunk("2022-06-15", i * 10, i * 10 + 10, doc_type="minutes") for i in range(3)]
+    chunks += [chunk("2024-06-12", 0, 10), chunk("2024-06-12", 0, 10, doc_type="minutes")]
+    scores = {c.chunk_id: float(i) for i, c in enumerate(chunks)}
+    scores.update({c.chunk_id: 100.0 + i for i, c in enumerate(chunks) if c.doc_type == "statement"})
+    retriever = DateAwareRetriever(TableRetriever(chunks, scores))
+    plain = retriever.search("June 2022", k=4)
+    assert [h.chunk.doc_type for h in plain.hits] == ["statement"] * 3 + ["minutes"]  # statements score higher
+    typed = retriever.search("June 2022", k=4, flt=MetadataFilter(doc_types=("minutes",)))
+    merged = preferring_doc_types(plain, typed, ("minutes",))
+    assert [(h.chunk.meeting_date, h.chunk.doc_type) for h in merged.hits] == \
+        [("2022-06-15", "minutes")] * 3 + [("2022-06-15", "statement")]
+    assert [h.rank for h in merged.hits] == [1, 2, 3, 4] and merged.k_used == 4
+    assert len({h.chunk.passage_key for h in merged.hits}) == 4
+    assert merged.timings["search_ms"] == pytest.approx(plain.timings["search_ms"] + typed.timings["search_ms"])
+    wide = preferring_doc_types(retriever.search("June 2022", k=8),
+                                retriever.search("June 2022", k=8, flt=MetadataFilter(doc_types=("minutes",))),
+                                ("minutes",))
+    assert [(h.chunk.meeting_date, h.chunk.doc_type) for h in wide.hits][4:] == \
+        [("2022-06-15", "statement")] * 2 + [("2024-06-12", "minutes"), ("2024-06-12", "statement")]
 
 
 # ---------------------------------------------------------------- configs

@@ -39,7 +39,9 @@ from fedlab.agent.settings import AgentSettings
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
 from fedlab.agent.types import AgentAnswer, Citation
 from fedlab.errors import FedlabError
+from fedlab.index.filter import MetadataFilter
 from fedlab.index.tokens import Tokenizer
+from fedlab.retrieval.two_pass import preferring_doc_types
 from fedlab.retrieval.types import SCOPES, DateHint, Hit, RetrievalResult
 
 ABSTAIN_NO_EVIDENCE = ("The FOMC statements and minutes in the index do not answer this question: "
@@ -182,8 +184,17 @@ class AgentProgram:
                         "searcher does not give: the evidence features alone decide")
         return vector
 
-    def search(self, query: str, hint: DateHint | None) -> RetrievalResult:
-        return self.search_access.searcher.search(query, k=self.settings.top_k, hint=hint)
+    def search(self, query: str, hint: DateHint | None, named: set[str] | frozenset[str] = frozenset()) -> RetrievalResult:
+        """The searcher's passages for ``query``; a question that names one document type the corpus
+        holds (``named``: "the March 2019 minutes") searched in that type too, its passages first
+        (agent.named_doc_type; fedlab.retrieval.two_pass.preferring_doc_types)."""
+        searcher = self.search_access.searcher
+        result = searcher.search(query, k=self.settings.top_k, hint=hint)
+        if not self.settings.named_doc_type or len(named) != 1:
+            return result
+        types = tuple(named)
+        typed = searcher.search(query, k=self.settings.top_k, hint=hint, flt=MetadataFilter(doc_types=types))
+        return preferring_doc_types(result, typed, types)
 
     def evaluate_confidence(self, question: str, query: str, result: RetrievalResult,
                             terms: QuestionTerms | None, asked: dict[str, float]) -> _Attempt:
@@ -348,7 +359,7 @@ class AgentProgram:
                     query = self.reformulate_query(question=question, previous_query=query, attempt=i).query
                     timings["reformulate"] += (time.perf_counter() - t) * 1000
             t = time.perf_counter()
-            result = self.search(query, hint)
+            result = self.search(query, hint, terms.doc_types if terms is not None else frozenset())
             timings["search"] += (time.perf_counter() - t) * 1000
             attempts.append(self.evaluate_confidence(question, query, result, terms, asked or {}))
             if self.model is None:

@@ -31,6 +31,22 @@ def hint_filter(hint: DateHint, flt: MetadataFilter | None = None, end_grace_day
     return MetadataFilter(max(lows) if lows else None, min(highs) if highs else None, flt.doc_types)
 
 
+def preferring_doc_types(result: RetrievalResult, typed: RetrievalResult, doc_types: tuple[str, ...],
+                         end_grace_days: int = 1) -> RetrievalResult:
+    """``result``'s and ``typed``'s passages (``typed``: the same search restricted to ``doc_types``)
+    as one list of ``result.k_used``: inside the hinted range the passages of ``doc_types`` first, then the
+    others; outside it likewise; each group in its search's order. For a question that names a
+    document type ("according to the March 2019 minutes"): the type it names would otherwise be
+    crowded out by the other type's passages of the same meeting."""
+    in_range = hint_filter(result.hint, None, end_grace_days) if result.hint is not None else MetadataFilter()
+    hits = dedupe_passages([*typed.hits, *result.hits])
+    hits = sorted(hits, key=lambda h: (not in_range.matches(h.chunk.meeting_date, h.chunk.doc_type),
+                                       h.chunk.doc_type not in doc_types))[:result.k_used]
+    timings = {k: result.timings.get(k, 0.0) + typed.timings.get(k, 0.0) for k in {*result.timings, *typed.timings}}
+    return RetrievalResult([Hit(h.chunk, h.score, rank, h.sources) for rank, h in enumerate(hits, start=1)],
+                           result.hint, result.k_used, timings)
+
+
 class DateAwareRetriever:
     """The query-side pipeline around a first-stage retriever (dense, BM25 or hybrid).
 
