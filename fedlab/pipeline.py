@@ -76,6 +76,14 @@ class Pipeline:
         return self.retriever.event_for(question)
 
     @property
+    def glossary(self) -> dict[str, str]:
+        """The abbreviations the corpus defines (fedlab.corpus.glossary): read in milliseconds, so
+        remembered for the process (fedlab.memo), not cached on disk."""
+        from fedlab.corpus.glossary import defined_terms
+
+        return memo.remember("glossary", self.corpus.content_hash, lambda: defined_terms(self.corpus.documents))
+
+    @property
     def timeline(self):
         """The corpus's meeting timeline (fedlab.corpus.timeline), when the retriever has one."""
         return getattr(self.retriever, "timeline", None)

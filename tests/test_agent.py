@@ -432,3 +432,19 @@ def test_a_question_naming_a_document_type_is_answered_from_that_type(agent, sea
     without = AgentProgram(search, agent.backend, dataclasses.replace(agent.settings, named_doc_type=False),
                            model=agent.model)(question)
     assert {c.doc_id for c in without.citations} != {"statement-2024-01-31"}
+
+
+def test_an_abbreviation_in_the_question_finds_the_sentence_that_spells_it_out(agent, search):
+    """The pipeline reads the corpus's glossary and the agent hands it to the extractive reader:
+    "IOER" matches the implementation note's "interest rates on required and excess reserve
+    balances" (agent.glossary)."""
+    assert search.searcher.glossary["IOER"] == "interest on excess reserves"
+    question = "What was the IOER set to after the January 2020 meeting?"
+    a = agent(question)
+    assert not a.abstained, a.answer
+    assert_grounded(a)
+    assert "excess reserve balances to 1.60 percent" in a.answer
+    backend = ExtractiveBackend(agent.backend.max_sentences)
+    without = AgentProgram(search, backend, dataclasses.replace(agent.settings, glossary=False), model=agent.model)
+    assert backend.abbreviations == ()
+    assert "excess reserve balances to 1.60 percent" not in without(question).answer

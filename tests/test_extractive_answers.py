@@ -473,3 +473,40 @@ def test_a_sentence_referring_back_is_kept_with_the_one_it_continues():
                                "policy?", passages, max_sentences=1)["answer"]
     assert "This preference reflected the view" in answer and "asset holdings" not in answer
     assert_every_sentence_cited(answer)
+
+
+def test_an_abbreviation_the_corpus_defines_matches_its_long_form_both_ways():
+    """"IOER" in the question finds the sentence that spells the rate out, and the long form in the
+    question finds the abbreviation, once the reader has the corpus's glossary."""
+    from fedlab.lm.extractive import abbreviation_terms
+
+    notes = [passage(1, "2020-01-29", "The manager noted that a technical adjustment to administered rates had been "
+                                      "discussed at the previous meeting. Money market conditions were stable over "
+                                      "the intermeeting period. The Board of Governors voted to raise the interest "
+                                      "rates on required and excess reserve balances to 1.60 percent.", "minutes")]
+    abbreviations = abbreviation_terms({"IOER": "interest on excess reserves", "SOMA": "system open market account"})
+    question = "What technical adjustment to IOER was made in January 2020?"
+    without = synthesize_answer(question, notes, max_sentences=1)["answer"]
+    read = synthesize_answer(question, notes, max_sentences=1, abbreviations=abbreviations)["answer"]
+    assert "1.60 percent" not in without and "1.60 percent" in read
+    holdings = [passage(1, "2020-01-29", "Treasury yields fell over the period. The SOMA portfolio grew as bill "
+                                         "purchases continued.", "minutes")]
+    long = "How did the System Open Market Account change in January 2020?"
+    assert "SOMA portfolio" in synthesize_answer(long, holdings, 1, abbreviations)["answer"]
+    assert synthesize_answer(long, holdings, 1)["answer"] == ""  # no sentence shares a word with it
+
+
+def test_an_abbreviation_is_named_by_its_short_form_as_written_or_its_whole_long_form():
+    from fedlab.lm.extractive import abbreviation_terms, spelled_out
+
+    abbreviations = abbreviation_terms({"TIPS": "treasury inflation-protected securities",
+                                        "FOMC": "federal open market committee", "ON RRP": "overnight reverse repurchase agreement"})
+
+    def spelled(question: str) -> set[str]:
+        return spelled_out(question, undated_terms(question), abbreviations)
+
+    assert spelled("How did TIPS yields move?") == set(TOKENS("treasury inflation-protected securities"))
+    assert spelled("Any tips on reading the minutes?") == set()  # a word, not the abbreviation
+    assert spelled("What did the FOMC decide?") == set()  # a question word, not a term to match
+    assert spelled("What ON RRP rate was set?") == set(TOKENS("overnight reverse repurchase agreement"))
+    assert spelled("How much did overnight reverse repurchase agreement usage fall?") == set(TOKENS("ON RRP"))

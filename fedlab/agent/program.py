@@ -139,6 +139,9 @@ class AgentProgram:
         self.assess_query = backend.predictor(ASSESS_QUERY)
         self.reformulate_query = backend.predictor(REFORMULATE_QUERY)
         self.synthesize_answer = backend.predictor(SYNTHESIZE_ANSWER)
+        if hasattr(backend, "use_glossary"):  # the extractive reader's; over MCP the searcher has no glossary
+            glossary = getattr(search.searcher, "glossary", None) if self.settings.glossary else None
+            backend.use_glossary(glossary or {})
 
     def __call__(self, question: str) -> AgentAnswer:
         return self.forward(question)

@@ -32,6 +32,7 @@ class AgentSettings:
     decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence (and rate notes)
     change_passages: int = 8  # ... and each statement's changed sentences, when the range holds at most this many changes
     named_doc_type: bool = True  # a question naming one document type ("the March 2019 minutes") gets its passages first
+    glossary: bool = True  # the extractive reader matches the corpus's abbreviations both ways ("IOER")
     vote_passages: int = 12  # questions about votes get the vote record of each meeting in range, up to this many; 0 = never
     today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today
 

@@ -17,7 +17,9 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   (VOCABULARY_EXPANSIONS).
 - synthesize_answer: splits the passages into sentences (a sentence ending in a colon introduces
   a list and is read with the rest of its passage) and ranks them by IDF-weighted overlap
-  with the question's terms plus the expansions above (numbers count double). Date words are
+  with the question's terms plus the expansions above (numbers count double) and, for each
+  abbreviation the corpus defines (fedlab.corpus.glossary) whose short or long form the question
+  holds, the other form's terms ("IOER" also matches "interest … excess reserve balances"). Date words are
   not terms (the date range is filtered on): the date expressions themselves — months, days,
   years, quarters, and a move a date names ("the October 2019 cut") — not the words between
   the two ends of a range. Passages whose section names a statement change (the agent's change
@@ -236,7 +238,33 @@ def _plain(sentence: str) -> str:
     return " ".join(sentence.lower().split())
 
 
-def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3) -> dict:
+# per abbreviation: the short form as written (a pattern), its terms, the long form's terms
+Abbreviations = tuple[tuple[re.Pattern, frozenset[str], frozenset[str]], ...]
+
+
+def abbreviation_terms(glossary: dict[str, str]) -> Abbreviations:
+    """Each abbreviation of a glossary (fedlab.corpus.glossary.defined_terms) ready to match; one
+    whose either form has no terms is left out."""
+    out = []
+    for short, long in glossary.items():
+        short_terms, long_terms = frozenset(TOKENS(short)), frozenset(TOKENS(long))
+        if short_terms and long_terms:
+            out.append((re.compile(rf"(?<![\w&-]){re.escape(short)}(?![\w&-])"), short_terms, long_terms))
+    return tuple(out)
+
+
+def spelled_out(question: str, terms: set[str], abbreviations: Abbreviations) -> set[str]:
+    """The other form's terms of each abbreviation whose short form (written as the corpus writes
+    it: "TIPS" is not "tips") or long form the question's ``terms`` hold (not a question word:
+    "FOMC" is not spelled out)."""
+    return {t for short, short_terms, long_terms in abbreviations
+            for t in (long_terms if short_terms <= terms and short.search(question)
+                      else short_terms if long_terms <= terms else ())}
+
+
+def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3,
+                      abbreviations: Abbreviations = ()) -> dict:
+    """``abbreviations``: the corpus's (abbreviation_terms), matched both ways."""
     from fedlab.retrieval.dates import parse_date_hint
 
     hint = parse_date_hint(question)
@@ -245,12 +273,14 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         passages = [p for p in passages if not is_vote_record(p)]
     composed = rate_path_answer(question, passages, hint=hint) or administered_path_answer(question, passages, hint)
     if composed or votes:
-        rest = composed or _extracted(question, passages, hint, max_sentences, skip=VOTE_SENTENCE if votes else None)
+        rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations,
+                                      skip=VOTE_SENTENCE if votes else None)
         return {"answer": " ".join(a for a in (votes, rest) if a)}
-    return {"answer": _extracted(question, passages, hint, max_sentences)}
+    return {"answer": _extracted(question, passages, hint, max_sentences, abbreviations)}
 
 
-def _extracted(question: str, passages: list[str], hint, max_sentences: int, skip: re.Pattern | None = None) -> str:
+def _extracted(question: str, passages: list[str], hint, max_sentences: int, abbreviations: Abbreviations = (),
+               skip: re.Pattern | None = None) -> str:
     """Rules 0, 2 and 3 (module docstring): sentences of the passages; ``skip``: sentences left out."""
     q_terms = _undated(question, hint)
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date)
@@ -270,7 +300,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, ski
         return ""
     asks_change = bool(q_terms & CHANGE_WORDS)
     q_terms |= {t for term in list(q_terms) if term in VOCABULARY_EXPANSIONS
-                for t in TOKENS(VOCABULARY_EXPANSIONS[term])}
+                for t in TOKENS(VOCABULARY_EXPANSIONS[term])} | spelled_out(question, q_terms, abbreviations)
 
     def scorer(among: list, asked: set[str]) -> Callable[[set[str]], float]:
         """IDF-weighted overlap with ``asked``, the IDF over the sentences ``among``."""
@@ -475,9 +505,15 @@ class ExtractiveBackend(FunctionBackend):
 
     def __init__(self, max_sentences: int = 3):
         self.max_sentences = int(max_sentences)
+        self.abbreviations: Abbreviations = ()
+
+    def use_glossary(self, glossary: dict[str, str]) -> None:
+        """Match the corpus's abbreviations (fedlab.corpus.glossary) both ways from now on: a
+        language model knows them, this reader matches words."""
+        self.abbreviations = abbreviation_terms(glossary)
 
     def synthesize(self, question: str, passages: list[str]) -> dict:
-        return synthesize_answer(question, passages, self.max_sentences)
+        return synthesize_answer(question, passages, self.max_sentences, self.abbreviations)
 
     def describe(self) -> str:
         return "extractive (sentences selected from the sources; no language model)"
