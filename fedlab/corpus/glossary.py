@@ -77,4 +77,3 @@ def defined_terms(documents: Iterable[Document]) -> dict[str, str]:
     for (short, found), _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         best.setdefault(short, found)
     return dict(sorted(best.items()))
-
