@@ -450,6 +450,29 @@ def test_a_change_question_is_answered_with_what_the_later_statement_added_and_d
     assert_grounds(answer, 5)
 
 
+def test_the_new_wording_of_what_was_asked_about_comes_with_it():
+    """The sentence that took the asked-about one's place shares none of the question's terms;
+    it is kept because the two are one edit (fedlab.retrieval.changes), and it leads the new side.
+    Without the edit it is left out: nothing ties it to the question."""
+    from fedlab.retrieval.changes import dropped_by, new_since
+
+    question = "How did the guidance on future adjustments to the target range change between the May and June 2019 statements?"
+
+    def passages(edits: bool) -> list[str]:
+        return [passage(1, "2019-06-19", BOILERPLATE),
+                passage(2, "2019-06-19", ECONOMY_NEW, section=new_since("2019-05-01", 1 if edits else 0)),
+                passage(3, "2019-05-01", GUIDANCE_OLD, section=dropped_by("2019-06-19", 2 if edits else 0)),
+                passage(4, "2019-06-19", GUIDANCE_NEW, section=new_since("2019-05-01", 2 if edits else 0))]
+
+    answer = synthesize_answer(question, passages(True))["answer"]
+    assert answer.startswith(f"New in June 2019 (since May 2019): {GUIDANCE_NEW} [Source 4]")
+    assert f"Dropped from May 2019 (by June 2019): {GUIDANCE_OLD} [Source 3]" in answer
+    assert ECONOMY_NEW not in answer  # another edit, about something else
+    assert_grounds(answer, 4)
+    without = synthesize_answer(question, passages(False))["answer"]
+    assert GUIDANCE_OLD in without and GUIDANCE_NEW not in without
+
+
 def test_a_change_question_naming_no_topic_gets_every_change():
     answer = synthesize_answer("What changed in the statement from May to June 2019?", change_passages())["answer"]
     for sentence, source in ((ECONOMY_NEW, 4), (GUIDANCE_NEW, 5), (GUIDANCE_OLD, 3)):

@@ -44,6 +44,20 @@ def test_added_and_dropped_sentences_in_document_order():
     assert all(0 <= c.overlap < 0.85 for c in change.added + change.dropped)
     # one word in seven differs: an edit, matched closely but not the same sentence
     assert change.added[0].overlap > change.added[1].overlap
+    # each new sentence is one edit with the sentence it took the place of, however few words they share
+    assert [c.edit for c in change.added] == [c.edit for c in change.dropped] == [1, 2]
+
+
+def test_edits_follow_the_unchanged_sentences_not_the_shared_words():
+    """A sentence inserted between two unchanged ones is an edit of its own; a replacement, where the
+    old one stood, shares its edit; adjacent changed sentences are one edit."""
+    before = statement("2019-05-01", GOALS, PATIENT, HOLD)
+    after = statement("2019-06-19", GROWTH, GOALS, ACT, GROWTH_EDITED, HOLD)
+    change = statement_change(before, after)
+    edits = {after.text[c.start:c.end]: c.edit for c in change.added}
+    assert edits[GROWTH] == 1  # inserted before GOALS: nothing was dropped there
+    assert edits[ACT] == edits[GROWTH_EDITED] == 2  # both where PATIENT stood
+    assert [(before.text[c.start:c.end], c.edit) for c in change.dropped] == [(PATIENT, 2)]
 
 
 def test_a_new_range_is_a_change_and_identical_statements_have_none():
@@ -63,9 +77,12 @@ def test_changes_between_pairs_consecutive_statements_inside_the_range():
 
 
 def test_change_sections_read_back():
-    assert changed_section(new_since("2023-12-13")) == ("new", "2023-12-13")
-    assert changed_section(dropped_by("2024-01-31")) == ("dropped", "2024-01-31")
-    for other in (None, "", "Committee Policy Action", "new since the statement of January 2024"):
+    assert changed_section(new_since("2023-12-13")) == ("new", "2023-12-13", 0)
+    assert changed_section(dropped_by("2024-01-31")) == ("dropped", "2024-01-31", 0)
+    assert changed_section(new_since("2023-12-13", 3)) == ("new", "2023-12-13", 3)
+    assert changed_section(dropped_by("2024-01-31", 12)) == ("dropped", "2024-01-31", 12)
+    for other in (None, "", "Committee Policy Action", "new since the statement of January 2024",
+                  "new since the statement of 2023-12-13, edit"):
         assert changed_section(other) is None
 
 
@@ -86,7 +103,7 @@ def test_only_policy_decision_statements_are_compared(statements, documents):
 
 def test_december_2023_to_january_2024(statements):
     """Read in the two statements: January dropped the "additional policy firming" guidance and
-    added the "greater confidence" one; the goals sentence is in both."""
+    added the "greater confidence" one in its place; the goals sentence is in both."""
     [change] = changes_between(statements, "2023-12-01", "2024-01-31")
     by_id = {d.doc_id: d for d in statements}
     added = texts(by_id["statement-2024-01-31"], change.added)
@@ -94,6 +111,10 @@ def test_december_2023_to_january_2024(statements):
     assert any("gained greater confidence that inflation is moving sustainably" in s for s in added)
     assert any("additional policy firming" in s for s in dropped)
     assert not any(s.startswith("The Committee seeks to achieve maximum employment") for s in added + dropped)
+    # the new guidance took the old one's place: one edit
+    [confidence] = [c.edit for c, s in zip(change.added, added) if "gained greater confidence" in s]
+    [firming] = [c.edit for c, s in zip(change.dropped, dropped) if "additional policy firming" in s]
+    assert confidence == firming > 0
 
 
 def test_agent_answers_a_change_question_with_each_statements_changes(corpus_dir):

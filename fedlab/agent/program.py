@@ -285,7 +285,7 @@ class AgentProgram:
     def change_hits(self, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question spanning several meetings: the sentences each policy statement in its
         range added to the previous one and those it dropped (fedlab.retrieval.changes), the
-        section naming the change; none when the searcher cannot tell, the question names one
+        section naming the change and its edit; none when the searcher cannot tell, the question names one
         meeting or its range holds more than ``change_passages`` changes."""
         from fedlab.retrieval.changes import dropped_by, new_since
 
@@ -299,11 +299,12 @@ class AgentProgram:
             return []
         out = []
         for change in changes:
-            for sentences, section in ((change.dropped, dropped_by(change.later)), (change.added, new_since(change.earlier))):
+            for sentences, section in ((change.dropped, dropped_by), (change.added, new_since)):
+                other = change.later if section is dropped_by else change.earlier
                 for c in sentences:
                     chunk = locate(c.doc_id, c.start)
                     if chunk is not None:
-                        out.append((Hit(chunk, 0.0), (c.start, c.end), section))
+                        out.append((Hit(chunk, 0.0), (c.start, c.end), section(other, c.edit)))
         return out
 
     def citation(self, n: int, hit: Hit) -> Citation:

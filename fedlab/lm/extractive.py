@@ -29,9 +29,11 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      pair of consecutive statements by pair, in date order: "New in June 2019 (since May 2019):
      …" then "Dropped from May 2019 (by June 2019): …", up to MAX_MEETINGS // pairs sentences
      a side, best first. Only the changed sentences that share a term with the question, when
-     any does (a question naming no topic — "what changed in the statement?" — gets them all);
-     not when their best scores below MEETING_SHARE of the best other sentence (the changes
-     are not about what is asked).
+     any does (a question naming no topic — "what changed in the statement?" — gets them all),
+     each with the rest of its edit (fedlab.retrieval.changes: the new wording of a dropped
+     sentence, however few terms it shares) — an edit scores as its best sentence; not when
+     their best scores below MEETING_SHARE of the best other sentence (the changes are not
+     about what is asked).
   1. rate path (fedlab.lm.rate_path): a question about the federal funds target range over
      several meetings that counts moves, asks for the path or which moves there were is
      answered by a composed summary (count in words, totals in basis and percentage points,
@@ -283,7 +285,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
                skip: re.Pattern | None = None) -> str:
     """Rules 0, 2 and 3 (module docstring): sentences of the passages; ``skip``: sentences left out."""
     q_terms = _undated(question, hint)
-    candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date)
+    candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date, edit)
     for i, passage in enumerate(passages):
         n, sentences = _sentences(passage)
         meeting, section = _head_of(passage)
@@ -346,13 +348,23 @@ def _changes(scored: list, best_other: float) -> str:
     best = max(s for s, _ in scored)
     if best < MEETING_SHARE * best_other:
         return ""
+    def pair_of(c) -> tuple[str, str]:
+        kind, other, _ = c[5]
+        return (other, c[4]) if kind == "new" else (c[4], other)
+
+    # an edit scores as its best sentence: the new wording of what was asked about is kept with it
+    edit_best: dict[tuple, float] = {}
+    for s, c in scored:
+        if c[5][2]:
+            key = (pair_of(c), c[5][2])
+            edit_best[key] = max(edit_best.get(key, s), s)
     pairs: dict[tuple[str, str], dict[str, list]] = {}
     for s, c in scored:
-        kind, other = c[5]
-        if c[4] is None or (best > 0 and s <= 0):
+        kind, _, edit = c[5]
+        in_edit = edit_best.get((pair_of(c), edit), s) if edit else s
+        if c[4] is None or (best > 0 and in_edit <= 0):
             continue
-        pair = (other, c[4]) if kind == "new" else (c[4], other)
-        pairs.setdefault(pair, {"new": [], "dropped": []})[kind].append((s, c))
+        pairs.setdefault(pair_of(c), {"new": [], "dropped": []})[kind].append((in_edit, s, c))
     if not pairs:
         return ""
     per_side = max(1, MAX_MEETINGS // len(pairs))
@@ -361,9 +373,10 @@ def _changes(scored: list, best_other: float) -> str:
     for earlier, later in sorted(pairs, key=lambda p: (p[1], p[0])):
         for kind, lead in (("new", f"New in {labels[later]} (since {labels[earlier]})"),
                            ("dropped", f"Dropped from {labels[earlier]} (by {labels[later]})")):
-            chosen = sorted(pairs[(earlier, later)][kind], key=lambda sc: (-sc[0], sc[1][1]))[:per_side]
+            chosen = [c for *_, c in sorted(pairs[(earlier, later)][kind],
+                                            key=lambda esc: (-esc[0], -esc[1], esc[2][1]))[:per_side]]
             if chosen:
-                out.append(f"{lead}: " + " ".join(_cited(c[2], f"Source {c[0]}") for _, c in chosen))
+                out.append(f"{lead}: " + " ".join(_cited(c[2], f"Source {c[0]}") for c in chosen))
     return " ".join(out)
 
 

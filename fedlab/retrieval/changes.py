@@ -5,17 +5,22 @@ The Committee rewrites its statement a few words at a time, so the changed sente
 question about a change asks for ("how did the guidance change between the May and June
 statements?"), however few of the question's words they share. A sentence is unchanged when the
 other statement has one with nearly the same words (word-set Jaccard ≥ SAME_SENTENCE, numbers
-included: "to 1/4 to 1/2 percent" against "at 0 to 1/4 percent" is a change). Consecutive statements are those of the timeline's policy
+included: "to 1/4 to 1/2 percent" against "at 0 to 1/4 percent" is a change). The changed sentences
+come in edits: the two statements' sentence sequences are aligned (difflib, the unchanged sentences
+as anchors), and the sentences one statement dropped between two anchors and those the other put
+there are one edit — the new wording of what was dropped ("will be patient …" became "will act as
+appropriate …"), however few words the two share. Consecutive statements are those of the timeline's policy
 decisions read from a statement (fedlab.corpus.timeline), so a facility announcement or a
 revised strategy statement is never compared with a policy statement.
 
 An agent hands the changed sentences to its answer step as passages whose section names the
-change (``new_since`` / ``dropped_by``); ``changed_section`` reads such a section back.
+change and its edit (``new_since`` / ``dropped_by``); ``changed_section`` reads such a section back.
 """
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.document import Document
@@ -24,7 +29,8 @@ SAME_SENTENCE = 0.85  # word overlap (Jaccard) at which two sentences are the sa
 _WORDS = re.compile(r"[a-z]+|\d+(?:[./-]\d+)*")
 _NEW = "new since the statement of "
 _DROPPED = "dropped by the statement of "
-_CHANGED = re.compile(rf"^(?:{_NEW}|{_DROPPED})(\d{{4}}-\d{{2}}-\d{{2}})$")
+_EDIT = ", edit "
+_CHANGED = re.compile(rf"^(?:{_NEW}|{_DROPPED})(\d{{4}}-\d{{2}}-\d{{2}})(?:{_EDIT}(\d+))?$")
 
 
 @dataclass(frozen=True)
@@ -33,6 +39,7 @@ class ChangedSentence:
     start: int
     end: int
     overlap: float  # the best word overlap (Jaccard) with a sentence of the other statement (0: nothing like it)
+    edit: int = 0  # the edit it belongs to (module docstring), numbered from 1 in document order; shared by both sides
 
 
 @dataclass(frozen=True)
@@ -45,22 +52,25 @@ class StatementChange:
     dropped: list[ChangedSentence]  # sentences of the earlier statement, in its order
 
 
-def new_since(earlier: str) -> str:
-    """The section of a passage holding a sentence the statement added since ``earlier``'s."""
-    return _NEW + earlier
+def new_since(earlier: str, edit: int = 0) -> str:
+    """The section of a passage holding a sentence the statement added since ``earlier``'s (in
+    ``edit``, when one is given)."""
+    return _NEW + earlier + (f"{_EDIT}{edit}" if edit else "")
 
 
-def dropped_by(later: str) -> str:
+def dropped_by(later: str, edit: int = 0) -> str:
     """The section of a passage holding a sentence ``later``'s statement no longer has."""
-    return _DROPPED + later
+    return _DROPPED + later + (f"{_EDIT}{edit}" if edit else "")
 
 
-def changed_section(section: str | None) -> tuple[str, str] | None:
-    """("new" | "dropped", the other meeting's date) for a section written by ``new_since`` or
-    ``dropped_by``; None for any other."""
+def changed_section(section: str | None) -> tuple[str, str, int] | None:
+    """("new" | "dropped", the other meeting's date, the edit or 0) for a section written by
+    ``new_since`` or ``dropped_by``; None for any other."""
     section = (section or "").strip()
     found = _CHANGED.match(section)
-    return None if found is None else ("new" if section.startswith(_NEW) else "dropped", found.group(1))
+    if found is None:
+        return None
+    return "new" if section.startswith(_NEW) else "dropped", found.group(1), int(found.group(2) or 0)
 
 
 def _sentences(doc: Document) -> list[tuple[int, int, frozenset[str]]]:
@@ -72,19 +82,41 @@ def _sentences(doc: Document) -> list[tuple[int, int, frozenset[str]]]:
     return out
 
 
-def _unmatched(doc: Document, own: list, other: list) -> list[ChangedSentence]:
-    changed = []
-    for start, end, words in own:
-        overlap = max((len(words & w) / len(words | w) for _, _, w in other), default=0.0)
-        if overlap < SAME_SENTENCE:
-            changed.append(ChangedSentence(doc.doc_id, start, end, round(overlap, 6)))
-    return changed
+def _best_match(words: frozenset[str], other: list) -> tuple[int | None, float]:
+    """The sentence of ``other`` with the most words in common (Jaccard) and that overlap."""
+    best, overlap = None, 0.0
+    for i, (_, _, w) in enumerate(other):
+        o = len(words & w) / len(words | w)
+        if o > overlap:
+            best, overlap = i, o
+    return best, overlap
 
 
 def statement_change(earlier: Document, later: Document) -> StatementChange:
-    """The sentences ``later`` added to ``earlier`` and the ones it dropped."""
+    """The sentences ``later`` added to ``earlier`` and the ones it dropped, each with its edit."""
     a, b = _sentences(earlier), _sentences(later)
-    return StatementChange(earlier.meeting_date, later.meeting_date, _unmatched(later, b, a), _unmatched(earlier, a, b))
+    a_overlap = [_best_match(words, b)[1] for _, _, words in a]
+    b_match = [_best_match(words, a) for _, _, words in b]
+    # the alignment's tokens: a later sentence that is an earlier one takes that one's index
+    a_keys = list(range(len(a)))
+    b_keys = [i if i is not None and o >= SAME_SENTENCE else len(a) + j for j, (i, o) in enumerate(b_match)]
+    a_edit, b_edit = [0] * len(a), [0] * len(b)
+    edit = 0
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a_keys, b_keys, autojunk=False).get_opcodes():
+        changed_a = [i for i in range(i1, i2) if a_overlap[i] < SAME_SENTENCE]
+        changed_b = [j for j in range(j1, j2) if b_match[j][1] < SAME_SENTENCE]
+        if tag == "equal" or not (changed_a or changed_b):
+            continue
+        edit += 1
+        for i in changed_a:
+            a_edit[i] = edit
+        for j in changed_b:
+            b_edit[j] = edit
+    added = [ChangedSentence(later.doc_id, start, end, round(o, 6), b_edit[j])
+             for j, ((start, end, _), (_, o)) in enumerate(zip(b, b_match)) if o < SAME_SENTENCE]
+    dropped = [ChangedSentence(earlier.doc_id, start, end, round(o, 6), a_edit[i])
+               for i, ((start, end, _), o) in enumerate(zip(a, a_overlap)) if o < SAME_SENTENCE]
+    return StatementChange(earlier.meeting_date, later.meeting_date, added, dropped)
 
 
 def policy_statements(timeline, documents: dict[str, Document]) -> list[Document]:
