@@ -88,8 +88,9 @@ class Pipeline:
         """The corpus's meeting timeline (fedlab.corpus.timeline), when the retriever has one."""
         return getattr(self.retriever, "timeline", None)
 
-    def statement_changes(self, date_from: str | None, date_to: str) -> list:
+    def statement_changes(self, date_from: str | None, date_to: str, previous: bool = False) -> list:
         """What each policy statement dated in the range changed from the previous one in it
+        (``previous``: the first one's change from the statement before the range too)
         (fedlab.retrieval.changes.StatementChange); empty when the retriever has no timeline."""
         from fedlab.retrieval.changes import changes_between, policy_statements
 
@@ -97,7 +98,7 @@ class Pipeline:
             return []
         if self._statements is None:
             self._statements = policy_statements(self.timeline, self.corpus.by_id)
-        return changes_between(self._statements, date_from, date_to)
+        return changes_between(self._statements, date_from, date_to, previous)
 
     def question_vector(self, question: str):
         """The question's query vector (the dense side's, cached), None without a dense side: what

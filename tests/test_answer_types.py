@@ -58,3 +58,16 @@ def test_answer_features_read_the_answer_not_the_evidence():
     assert right["answer_sentences"] == 1 / MAX_ANSWER_SENTENCES and vague["answer_sentences"] == 2 / MAX_ANSWER_SENTENCES
     untyped = answer_features("Why did the Committee adjust IOER?", terms, "", vocab)
     assert untyped["asks_answer_type"] == 0.0 and untyped["answer_type_found"] == 1.0
+
+
+def test_one_sentence_that_holds_the_asked_terms_scores_above_terms_gathered_across_sentences():
+    vocab = Vocabulary(100, {"ioer": 2, "rate": 60, "adjust": 10, "technical": 5})
+    question = "What rate on IOER followed the technical adjustment?"
+    terms = question_terms(question, None, vocab)
+    on_point = answer_features(question, terms, "IOER was set at 1.60 percent after the technical adjustment. [1]", vocab)
+    gathered = answer_features(question, terms, "IOER was unchanged. [1] A technical adjustment was discussed. [2]", vocab)
+    # both hold every term, so whole-answer coverage cannot tell them apart; the best sentence can
+    assert on_point["answer_idf_coverage"] == pytest.approx(gathered["answer_idf_coverage"])
+    assert on_point["answer_sentence_idf"] == pytest.approx(on_point["answer_idf_coverage"])
+    assert 0.0 < gathered["answer_sentence_idf"] < on_point["answer_sentence_idf"]
+    assert answer_features(question, terms, "", vocab)["answer_sentence_idf"] == 0.0

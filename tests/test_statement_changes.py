@@ -8,6 +8,7 @@ import pytest
 from fedlab.corpus.document import Document
 from fedlab.corpus.timeline import build_timeline
 from fedlab.retrieval.changes import (
+    asks_about_change,
     changed_section,
     changes_between,
     dropped_by,
@@ -76,6 +77,27 @@ def test_changes_between_pairs_consecutive_statements_inside_the_range():
     assert changes_between(docs, "2019-06-01", "2019-06-30") == []  # one statement: nothing to compare
 
 
+def test_what_one_meeting_changed_is_its_change_from_the_statement_before_the_range():
+    docs = [statement(d, GOALS, s) for d, s in
+            (("2019-01-30", HOLD), ("2019-03-20", RAISE), ("2019-05-01", HOLD))]
+    assert changes_between(docs, "2019-03-01", "2019-03-31") == []
+    [change] = changes_between(docs, "2019-03-01", "2019-03-31", previous=True)
+    assert (change.earlier, change.later) == ("2019-01-30", "2019-03-20")
+    assert [(c.earlier, c.later) for c in changes_between(docs, "2019-03-01", "2019-05-31", previous=True)] == [
+        ("2019-01-30", "2019-03-20"), ("2019-03-20", "2019-05-01")]
+    assert changes_between(docs, "2019-01-01", "2019-01-31", previous=True) == []  # nothing before the first
+
+
+@pytest.mark.parametrize("question,asks", [
+    ("What changed in the statement in January 2024?", True),
+    ("How did the guidance differ between the two statements?", True),
+    ("What new facility did the Fed announce?", True),
+    ("What did the Committee decide in January 2024?", False),
+])
+def test_asks_about_change(question, asks):
+    assert asks_about_change(question) is asks
+
+
 def test_change_sections_read_back():
     assert changed_section(new_since("2023-12-13")) == ("new", "2023-12-13", 0)
     assert changed_section(dropped_by("2024-01-31")) == ("dropped", "2024-01-31", 0)
@@ -140,3 +162,27 @@ def test_agent_answers_a_change_question_with_each_statements_changes(corpus_dir
     assert {c.doc_id for c in answer.citations} == {"statement-2021-04-28", "statement-2021-03-17"}
     off = ask("agent.change_passages=0")
     assert "New in" not in off.answer
+
+
+def test_a_question_about_one_meetings_change_is_answered_from_the_previous_statement(corpus_dir):
+    """January 2024 alone: its statement against December 2023's (agent.meeting_changes)."""
+    from fedlab.agent.answering import compose_config
+    from fedlab.agent.build import build_agent
+    from fedlab.agent.searcher import open_search
+
+    def ask(question, *sets):
+        cfg = compose_config("evaluate", ["retriever=bm25", "retriever.events=true", "agent.calibration=null",
+                                          f"paths.data_dir={corpus_dir.parent.parent}", *sets])
+        search = open_search(cfg, "direct")
+        try:
+            return build_agent(cfg, search=search)(question)
+        finally:
+            search.close()
+
+    question = "How did the statement's guidance on reducing the target range change in January 2024?"
+    answer = ask(question)
+    assert answer.answer.startswith("New in January 2024 (since December 2023): ")
+    assert "greater confidence" in answer.answer
+    assert "statement-2023-12-13" in {c.doc_id for c in answer.citations}
+    assert all(c.chunk_id in answer.retrieved_chunk_ids for c in answer.citations)
+    assert "New in" not in ask(question, "agent.meeting_changes=false").answer

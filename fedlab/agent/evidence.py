@@ -35,6 +35,8 @@ answer, not in the evidence it was drawn from:
                       person (fedlab.lm.answer_types)
   answer_type_found   share of the kinds asked for that the answer holds (1 when none is asked)
   answer_idf_coverage share of the question's content terms the answer holds, IDF-weighted
+  answer_sentence_idf the same share held by the answer's best single sentence: a long answer
+                      gathers the terms across many sentences; one that holds them is on point
   answer_sentences    the answer's cited sentences, /MAX_ANSWER_SENTENCES, capped at 1
 """
 from __future__ import annotations
@@ -52,7 +54,8 @@ QUESTION_FEATURES = ("vocab_share", "common_share", "unknown_share", "n_terms", 
                      "names_doc_type", "other_source", "meeting_in_range")
 EVIDENCE_FEATURES = ("top_dense", "top_score", "margin", "term_coverage", "agreement", "date_coverage",
                      "idf_coverage", "missing_idf", "salient_coverage", "doc_type_found")
-ANSWER_FEATURES = ("asks_answer_type", "answer_type_found", "answer_idf_coverage", "answer_sentences")
+ANSWER_FEATURES = ("asks_answer_type", "answer_type_found", "answer_idf_coverage", "answer_sentences",
+                   "answer_sentence_idf")
 COMMON_DF = 0.01  # a term in at least this share of passages is common in the corpus
 EVIDENCE_TOP_N = 3  # passages whose terms count as found
 _OWN_WORDS = re.compile(r"\b(?:in|at|during|from)\s+(?:his|her|their)\b", re.I)
@@ -174,4 +177,6 @@ def answer_features(question: str, terms: QuestionTerms, answer: str, vocab: Voc
         "answer_type_found": len(held_types(answer, kinds)) / len(kinds) if kinds else 1.0,
         "answer_idf_coverage": _idf_share(terms.content, set(TOKENS(answer)), vocab),
         "answer_sentences": min(len(_CITED_SENTENCE.findall(answer)), MAX_ANSWER_SENTENCES) / MAX_ANSWER_SENTENCES,
+        "answer_sentence_idf": max((_idf_share(terms.content, set(TOKENS(s)), vocab)
+                                     for s in _CITED_SENTENCE.split(answer) if s.strip()), default=0.0),
     }

@@ -282,19 +282,25 @@ class AgentProgram:
                 out.append((Hit(chunk, 0.0), (span.start, span.end), VOTE_SECTION))
         return out
 
-    def change_hits(self, hint: DateHint | None) -> list[ExtraPassage]:
+    def change_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question spanning several meetings: the sentences each policy statement in its
         range added to the previous one and those it dropped (fedlab.retrieval.changes), the
-        section naming the change and its edit; none when the searcher cannot tell, the question names one
-        meeting or its range holds more than ``change_passages`` changes."""
-        from fedlab.retrieval.changes import dropped_by, new_since
+        section naming the change and its edit; for a question about one meeting that asks about
+        a change (``meeting_changes``; fedlab.retrieval.changes.asks_about_change), what its
+        statement changed from the previous policy statement.
+        None when the searcher cannot tell, the question is undated or its range holds more than
+        ``change_passages`` changes."""
+        from fedlab.retrieval.changes import asks_about_change, dropped_by, new_since
 
         changes_in = getattr(self.search_access.searcher, "statement_changes", None)
         locate = getattr(self.search_access.searcher, "chunk_at", None)
         spanned = hint.meeting_span() if hint is not None else None
-        if not self.settings.change_passages or changes_in is None or locate is None or spanned is None:
+        one_meeting = (spanned is None and hint is not None and hint.date_from is not None and hint.date_to is not None
+                       and bool(self.settings.meeting_changes) and asks_about_change(question))
+        if not self.settings.change_passages or changes_in is None or locate is None or (spanned is None and not one_meeting):
             return []
-        changes = changes_in(*spanned)
+        # one meeting: its statement against the previous policy statement (none when it made no decision)
+        changes = changes_in(*spanned) if spanned is not None else changes_in(hint.date_from, hint.widened_end(1), previous=True)
         if len(changes) > int(self.settings.change_passages):
             return []
         out = []
@@ -395,7 +401,7 @@ class AgentProgram:
                                         abstain_reason="weak_evidence", **base))
 
         hits = self.context(best.result.hits)
-        extra = self.decision_hits(question, hint, hits) + self.change_hits(hint) + self.vote_hits(question, hint)
+        extra = self.decision_hits(question, hint, hits) + self.change_hits(question, hint) + self.vote_hits(question, hint)
         docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
         for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):

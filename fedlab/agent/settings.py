@@ -31,6 +31,7 @@ class AgentSettings:
     off_topic_threshold: float = 0.5  # P(off topic) at or above which the question is off topic
     decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence (and rate notes)
     change_passages: int = 8  # ... and each statement's changed sentences, when the range holds at most this many changes
+    meeting_changes: bool = True  # a question about one meeting gets what its statement changed from the previous one
     named_doc_type: bool = True  # a question naming one document type ("the March 2019 minutes") gets its passages first
     glossary: bool = True  # the extractive reader matches the corpus's abbreviations both ways ("IOER")
     vote_passages: int = 12  # questions about votes get the vote record of each meeting in range, up to this many; 0 = never

@@ -24,7 +24,7 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   years, quarters, and a move a date names ("the October 2019 cut") — not the words between
   the two ends of a range. Passages whose section names a statement change (the agent's change
   passages, fedlab.retrieval.changes) are kept apart for rule 0. Then, first rule that applies:
-  0. statement changes: a question asking about a change (a word of CHANGE_WORDS: change,
+  0. statement changes: a question asking about a change (a word of fedlab.retrieval.changes.CHANGE_WORDS: change,
      shift, evolve, differ, compare, new, revise, …) that was handed change passages is answered
      pair of consecutive statements by pair, in date order: "New in June 2019 (since May 2019):
      …" then "Dropped from May 2019 (by June 2019): …", up to MAX_MEETINGS // pairs sentences
@@ -84,7 +84,7 @@ from fedlab.lm.administered_path import administered_path_answer
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
 from fedlab.lm.vote_record import VOTE_SENTENCE, is_vote_record, vote_record_answer
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
-from fedlab.retrieval.changes import changed_section
+from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 TOKENS = Tokenizer()
@@ -122,10 +122,6 @@ VOCABULARY_EXPANSIONS = {
     stem("economy"): "economic activity growth",
     stem("growth"): "economic activity real GDP",
 }
-CHANGE_WORDS = frozenset(stem(w) for w in """
-change changed changes shift shifted evolve evolved differ differed difference different compare compared
-new revise revised revision modify modified alter altered update updated amend amended
-""".split())
 _NUMBER = re.compile(r"^\d")
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
 MAX_SENTENCE_CHARS = 700

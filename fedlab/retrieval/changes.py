@@ -24,7 +24,14 @@ from difflib import SequenceMatcher
 
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.document import Document
+from fedlab.index.tokens import Tokenizer, stem
 
+# the words a question asks about a change with
+CHANGE_WORDS = frozenset(stem(w) for w in """
+change changed changes shift shifted evolve evolved differ differed difference different compare compared
+new revise revised revision modify modified alter altered update updated amend amended
+""".split())
+_TOKENS = Tokenizer()
 SAME_SENTENCE = 0.85  # word overlap (Jaccard) at which two sentences are the same sentence
 _WORDS = re.compile(r"[a-z]+|\d+(?:[./-]\d+)*")
 _NEW = "new since the statement of "
@@ -50,6 +57,11 @@ class StatementChange:
     later: str
     added: list[ChangedSentence]  # sentences of the later statement, in its order
     dropped: list[ChangedSentence]  # sentences of the earlier statement, in its order
+
+
+def asks_about_change(question: str) -> bool:
+    """The question asks what changed, was new or differed (a word of CHANGE_WORDS)."""
+    return bool(set(_TOKENS(question)) & CHANGE_WORDS)
 
 
 def new_since(earlier: str, edit: int = 0) -> str:
@@ -130,7 +142,13 @@ def policy_statements(timeline, documents: dict[str, Document]) -> list[Document
     return out
 
 
-def changes_between(statements: list[Document], date_from: str | None, date_to: str) -> list[StatementChange]:
-    """The change from each policy statement to the next, both dated within [date_from, date_to]."""
-    inside = [d for d in statements if (date_from or "") <= d.meeting_date <= date_to]
+def changes_between(statements: list[Document], date_from: str | None, date_to: str,
+                    previous: bool = False) -> list[StatementChange]:
+    """The change from each policy statement to the next, both dated within [date_from, date_to]
+    (``previous``: and the change into the first of them from the statement before it — what a
+    meeting changed)."""
+    first = next((i for i, d in enumerate(statements) if (date_from or "") <= d.meeting_date), len(statements))
+    inside = [d for d in statements[first:] if d.meeting_date <= date_to]
+    if previous and inside and first > 0:
+        inside = [statements[first - 1], *inside]
     return [statement_change(a, b) for a, b in zip(inside, inside[1:])]
