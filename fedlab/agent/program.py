@@ -287,9 +287,8 @@ class AgentProgram:
         range added to the previous one and those it dropped (fedlab.retrieval.changes), the
         section naming the change and its edit; for a question about one meeting that asks about
         a change (``meeting_changes``; fedlab.retrieval.changes.asks_about_change), what its
-        statement changed from the previous policy statement.
-        None when the searcher cannot tell, the question is undated or its range holds more than
-        ``change_passages`` changes."""
+        statement changed from the previous policy statement. None when the searcher cannot
+        tell, the question is undated or its range holds more than ``change_passages`` changes."""
         from fedlab.retrieval.changes import asks_about_change, dropped_by, new_since
 
         changes_in = getattr(self.search_access.searcher, "statement_changes", None)

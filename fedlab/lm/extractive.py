@@ -24,16 +24,16 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   years, quarters, and a move a date names ("the October 2019 cut") — not the words between
   the two ends of a range. Passages whose section names a statement change (the agent's change
   passages, fedlab.retrieval.changes) are kept apart for rule 0. Then, first rule that applies:
-  0. statement changes: a question asking about a change (a word of fedlab.retrieval.changes.CHANGE_WORDS: change,
-     shift, evolve, differ, compare, new, revise, …) that was handed change passages is answered
-     pair of consecutive statements by pair, in date order: "New in June 2019 (since May 2019):
-     …" then "Dropped from May 2019 (by June 2019): …", up to MAX_MEETINGS // pairs sentences
-     a side, best first. Only the changed sentences that share a term with the question, when
-     any does (a question naming no topic — "what changed in the statement?" — gets them all),
-     each with the rest of its edit (fedlab.retrieval.changes: the new wording of a dropped
-     sentence, however few terms it shares) — an edit scores as its best sentence; not when
-     their best scores below MEETING_SHARE of the best other sentence (the changes are not
-     about what is asked).
+  0. statement changes: a question asking about a change (a word of
+     fedlab.retrieval.changes.CHANGE_WORDS: change, shift, evolve, differ, compare, new, revise,
+     …) that was handed change passages is answered pair of consecutive statements by pair, in
+     date order: "New in June 2019 (since May 2019): …" then "Dropped from May 2019 (by June
+     2019): …", up to MAX_MEETINGS // pairs sentences a side, best first. Only the changed
+     sentences that share a term with the question, when any does (a question naming no topic —
+     "what changed in the statement?" — gets them all), each with the rest of its edit
+     (fedlab.retrieval.changes: the new wording of a dropped sentence, however few terms it
+     shares) — an edit scores as its best sentence; not when their best scores below
+     MEETING_SHARE of the best other sentence (the changes are not about what is asked).
   1. rate path (fedlab.lm.rate_path): a question about the federal funds target range over
      several meetings that counts moves, asks for the path or which moves there were is
      answered by a composed summary (count in words, totals in basis and percentage points,
@@ -344,6 +344,7 @@ def _changes(scored: list, best_other: float) -> str:
     best = max(s for s, _ in scored)
     if best < MEETING_SHARE * best_other:
         return ""
+
     def pair_of(c) -> tuple[str, str]:
         kind, other, _ = c[5]
         return (other, c[4]) if kind == "new" else (c[4], other)
