@@ -293,19 +293,23 @@ class AgentProgram:
 
         changes_in = getattr(self.search_access.searcher, "statement_changes", None)
         locate = getattr(self.search_access.searcher, "chunk_at", None)
-        spanned = hint.meeting_span() if hint is not None else None
-        one_meeting = (spanned is None and hint is not None and hint.date_from is not None and hint.date_to is not None
-                       and bool(self.settings.meeting_changes) and asks_about_change(question))
-        if not self.settings.change_passages or changes_in is None or locate is None or (spanned is None and not one_meeting):
+        if not self.settings.change_passages or changes_in is None or locate is None or hint is None:
             return []
-        # one meeting: its statement against the previous policy statement (none when it made no decision)
-        changes = changes_in(*spanned) if spanned is not None else changes_in(hint.date_from, hint.widened_end(1), previous=True)
+        spanned = hint.meeting_span()
+        if spanned is not None:
+            changes = changes_in(*spanned)
+        elif (self.settings.meeting_changes and hint.date_from is not None and hint.date_to is not None
+              and asks_about_change(question)):
+            # its statement against the previous policy statement (none when the meeting decided nothing)
+            changes = changes_in(hint.date_from, hint.widened_end(1), previous=True)
+        else:
+            return []
         if len(changes) > int(self.settings.change_passages):
             return []
         out = []
         for change in changes:
-            for sentences, section in ((change.dropped, dropped_by), (change.added, new_since)):
-                other = change.later if section is dropped_by else change.earlier
+            for sentences, section, other in ((change.dropped, dropped_by, change.later),
+                                              (change.added, new_since, change.earlier)):
                 for c in sentences:
                     chunk = locate(c.doc_id, c.start)
                     if chunk is not None:

@@ -349,19 +349,19 @@ def _changes(scored: list, best_other: float) -> str:
         kind, other, _ = c[5]
         return (other, c[4]) if kind == "new" else (c[4], other)
 
+    def edit_of(c) -> tuple:  # a sentence that names no edit is one of its own
+        return pair_of(c), c[5][2] or c[1]
+
     # an edit scores as its best sentence: the new wording of what was asked about is kept with it
     edit_best: dict[tuple, float] = {}
     for s, c in scored:
-        if c[5][2]:
-            key = (pair_of(c), c[5][2])
-            edit_best[key] = max(edit_best.get(key, s), s)
+        edit_best[edit_of(c)] = max(edit_best.get(edit_of(c), s), s)
     pairs: dict[tuple[str, str], dict[str, list]] = {}
     for s, c in scored:
-        kind, _, edit = c[5]
-        in_edit = edit_best.get((pair_of(c), edit), s) if edit else s
+        in_edit = edit_best[edit_of(c)]
         if c[4] is None or (best > 0 and in_edit <= 0):
             continue
-        pairs.setdefault(pair_of(c), {"new": [], "dropped": []})[kind].append((in_edit, s, c))
+        pairs.setdefault(pair_of(c), {"new": [], "dropped": []})[c[5][0]].append((in_edit, s, c))
     if not pairs:
         return ""
     per_side = max(1, MAX_MEETINGS // len(pairs))

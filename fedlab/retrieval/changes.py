@@ -94,29 +94,20 @@ def _sentences(doc: Document) -> list[tuple[int, int, frozenset[str]]]:
     return out
 
 
-def _best_match(words: frozenset[str], other: list) -> tuple[int | None, float]:
-    """The sentence of ``other`` with the most words in common (Jaccard) and that overlap."""
-    best, overlap = None, 0.0
-    for i, (_, _, w) in enumerate(other):
-        o = len(words & w) / len(words | w)
-        if o > overlap:
-            best, overlap = i, o
-    return best, overlap
-
-
 def statement_change(earlier: Document, later: Document) -> StatementChange:
     """The sentences ``later`` added to ``earlier`` and the ones it dropped, each with its edit."""
     a, b = _sentences(earlier), _sentences(later)
-    a_overlap = [_best_match(words, b)[1] for _, _, words in a]
-    b_match = [_best_match(words, a) for _, _, words in b]
+    overlap = [[len(wa & wb) / len(wa | wb) for _, _, wb in b] for _, _, wa in a]  # word Jaccard, a x b
+    a_overlap = [max(row, default=0.0) for row in overlap]
+    b_overlap = [max((row[j] for row in overlap), default=0.0) for j in range(len(b))]
     # the alignment's tokens: a later sentence that is an earlier one takes that one's index
-    a_keys = list(range(len(a)))
-    b_keys = [i if i is not None and o >= SAME_SENTENCE else len(a) + j for j, (i, o) in enumerate(b_match)]
+    b_keys = [next(i for i, row in enumerate(overlap) if row[j] == o) if o >= SAME_SENTENCE else len(a) + j
+              for j, o in enumerate(b_overlap)]
     a_edit, b_edit = [0] * len(a), [0] * len(b)
     edit = 0
-    for tag, i1, i2, j1, j2 in SequenceMatcher(None, a_keys, b_keys, autojunk=False).get_opcodes():
+    for tag, i1, i2, j1, j2 in SequenceMatcher(None, list(range(len(a))), b_keys, autojunk=False).get_opcodes():
         changed_a = [i for i in range(i1, i2) if a_overlap[i] < SAME_SENTENCE]
-        changed_b = [j for j in range(j1, j2) if b_match[j][1] < SAME_SENTENCE]
+        changed_b = [j for j in range(j1, j2) if b_overlap[j] < SAME_SENTENCE]
         if tag == "equal" or not (changed_a or changed_b):
             continue
         edit += 1
@@ -125,7 +116,7 @@ def statement_change(earlier: Document, later: Document) -> StatementChange:
         for j in changed_b:
             b_edit[j] = edit
     added = [ChangedSentence(later.doc_id, start, end, round(o, 6), b_edit[j])
-             for j, ((start, end, _), (_, o)) in enumerate(zip(b, b_match)) if o < SAME_SENTENCE]
+             for j, ((start, end, _), o) in enumerate(zip(b, b_overlap)) if o < SAME_SENTENCE]
     dropped = [ChangedSentence(earlier.doc_id, start, end, round(o, 6), a_edit[i])
                for i, ((start, end, _), o) in enumerate(zip(a, a_overlap)) if o < SAME_SENTENCE]
     return StatementChange(earlier.meeting_date, later.meeting_date, added, dropped)
