@@ -185,23 +185,52 @@ def test_the_fitted_answer_threshold_follows_its_budget():
     assert AnswerabilityModel.from_json(loose.to_json()).answer_threshold == loose.answer_threshold
 
 
+def _first_threshold(p, answerable, kept, base, budget):
+    """spend_false_abstentions with no answer threshold: the P(answerable) threshold alone."""
+    t, a = spend_false_abstentions(p, p, answerable, answerable, kept, base, budget, None)
+    assert a == 0.0
+    return t
+
+
 def test_a_false_abstention_budget_raises_the_threshold_as_far_as_it_allows():
     p = np.array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95])
     answerable = np.array([0, 0, 1, 0, 1, 0, 1, 1, 1, 1], dtype=bool)
     kept = np.ones(10, dtype=bool)
     base = choose_threshold(p, answerable, kept, 0.5)
     assert base == pytest.approx(0.1)
-    assert spend_false_abstentions(p, answerable, kept, base, None) == base
+    assert _first_threshold(p, answerable, kept, base, None) == base
     # 6 answerable: abstaining below 0.5 drops one (1/6), below 0.7 two (2/6)
-    assert spend_false_abstentions(p, answerable, kept, base, 0.0) == pytest.approx(0.3)
-    assert spend_false_abstentions(p, answerable, kept, base, 0.2) == pytest.approx(0.5)
-    assert spend_false_abstentions(p, answerable, kept, base, 0.34) == pytest.approx(0.7)
-    assert spend_false_abstentions(p, answerable, kept, 0.6, 0.0) == pytest.approx(0.6)  # never lowered
+    assert _first_threshold(p, answerable, kept, base, 0.0) == pytest.approx(0.3)
+    assert _first_threshold(p, answerable, kept, base, 0.2) == pytest.approx(0.5)
+    assert _first_threshold(p, answerable, kept, base, 0.34) == pytest.approx(0.7)
+    assert _first_threshold(p, answerable, kept, 0.6, 0.0) == pytest.approx(0.6)  # never lowered
     # an answerable question the off-topic head already removes uses up the budget
-    assert spend_false_abstentions(p, answerable, kept, base, 0.1) == pytest.approx(0.3)
+    assert _first_threshold(p, answerable, kept, base, 0.1) == pytest.approx(0.3)
     off = kept.copy()
     off[2] = False
-    assert spend_false_abstentions(p, answerable, off, base, 0.1) == pytest.approx(base)
+    assert _first_threshold(p, answerable, off, base, 0.1) == pytest.approx(base)
+
+
+def test_a_withheld_answer_to_an_answerable_question_spends_the_false_abstention_budget():
+    # four answerable questions (three answered right, one wrong) and two unanswerable ones
+    answerable = np.array([1, 1, 1, 1, 0, 0], dtype=bool)
+    correct = np.array([1, 1, 1, 0, 0, 0], dtype=bool)
+    p_said = np.array([0.8, 0.7, 0.6, 0.3, 0.2, 0.5])
+    kept = np.ones(6, dtype=bool)
+    p = np.full(6, 0.9)
+
+    def spend(budget, withheld=0.0, p_answerable=p, base=0.9):
+        return spend_false_abstentions(p_answerable, p_said, answerable, correct, kept, base, budget, withheld)
+
+    # below every right answer (0.6) would withhold the wrong answer at 0.3 too: a false abstention
+    assert spend(None) == (0.9, pytest.approx(0.6))  # no budget: the right answers alone set it
+    assert spend(0.0) == (0.9, pytest.approx(0.3))  # no false abstention: the unanswerable 0.2 alone
+    assert spend(0.25) == (0.9, pytest.approx(0.6))  # one may go: both unanswerable ones
+    assert spend(0.25, withheld=None) == (0.9, 0.0)  # no answer threshold
+    # the P(answerable) threshold abstaining on the same question is preferred to withholding its answer
+    p_answerable = np.array([0.9, 0.9, 0.9, 0.9, 0.5, 0.9])
+    assert spend(0.0, p_answerable=p_answerable, base=0.5) == (0.9, 0.0)
+    assert spend(0.25, p_answerable=p_answerable, base=0.5) == (0.9, pytest.approx(0.6))
 
 
 def test_threshold_is_the_lowest_that_reaches_the_precision():

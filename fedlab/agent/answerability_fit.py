@@ -23,13 +23,17 @@ averaged over OOF_REPEATS shuffles of the folds), never on the fitted rows' own,
 - ``target_precision``: the lowest P(answerable) at which the questions kept — those the
   off-topic head lets through with P(answerable) at or above it — are answerable at least that
   share of the time;
-- ``max_false_abstention``: then raised as far as that budget allows: the highest threshold at
-  which at most that share of the answerable questions are abstained on, so that the budget is
-  spent on abstaining from more of the unanswerable ones (None: the precision target alone);
+- ``max_false_abstention``: the budget both decisions share — at most that share of the answerable
+  questions abstained on, by the first threshold or by a withheld answer (a withheld answer to an
+  answerable question is a false abstention, right or wrong) — spent on abstaining from as many
+  unanswerable ones as it buys: the first threshold raised, the answer threshold set, together
+  (spend_false_abstentions; None: the precision target alone);
 - ``max_withheld_correct``: the answer threshold, a second decision on the answer once it is
-  drafted — the highest P(correct) below which at most that share of the right answers of the
-  questions kept fall; the answers below it (mostly wrong ones and unanswerable questions that
-  passed the first threshold) are withheld (None: no answer threshold).
+  drafted, withholds at most that share of the right answers of the questions kept (None: no
+  answer threshold). It used to be set by this alone, at the lowest P(correct) of a right
+  answer: the wrong answers it withheld to answerable questions, each a false abstention, were
+  not counted (on dev, out of fold, 5 of them for 1 unanswerable question: 0.065 of the
+  answerable abstained on against a budget of 0.02).
 """
 from __future__ import annotations
 
@@ -151,23 +155,6 @@ def choose_threshold(p_answerable: np.ndarray, answerable: np.ndarray, kept: np.
     return 1.0
 
 
-def spend_false_abstentions(p_answerable: np.ndarray, answerable: np.ndarray, kept: np.ndarray, threshold: float,
-                            max_false_abstention: float | None) -> float:
-    """The highest threshold, not below ``threshold``, at which at most ``max_false_abstention`` of
-    the answerable rows are abstained on (not kept by the off-topic head, or below the threshold);
-    ``threshold`` itself when no higher one stays within the budget, or with no budget."""
-    if max_false_abstention is None or not answerable.any():
-        return threshold
-    best = threshold
-    for t in _candidates(p_answerable, kept):
-        if t <= threshold:
-            continue
-        if (~kept | (p_answerable < t))[answerable].mean() > max_false_abstention:
-            break
-        best = float(t)
-    return best
-
-
 def choose_answer_threshold(p_correct: np.ndarray, max_withheld_correct: float | None) -> float:
     """The highest P(correct) below which at most ``max_withheld_correct`` of the right answers
     (``p_correct``: theirs) fall; 0.0, withholding nothing, with no budget or no right answer."""
@@ -176,6 +163,37 @@ def choose_answer_threshold(p_correct: np.ndarray, max_withheld_correct: float |
     values = np.sort(p_correct)
     k = int(np.floor(max_withheld_correct * len(values) + 1e-9))
     return float(values[k]) if k < len(values) else 1.0
+
+
+def spend_false_abstentions(p_answerable: np.ndarray, p_said: np.ndarray, answerable: np.ndarray, correct: np.ndarray,
+                            on_topic: np.ndarray, threshold: float, max_false_abstention: float | None,
+                            max_withheld_correct: float | None) -> tuple[float, float]:
+    """The P(answerable) threshold (not below ``threshold``) and the answer threshold (on
+    ``p_said``, the P(correct) of each row's drafted answer) that abstain on the most unanswerable
+    rows while at most ``max_false_abstention`` of the answerable rows are abstained on by either
+    decision — a withheld answer to an answerable question is a false abstention, right or wrong —
+    and at most ``max_withheld_correct`` of the right answers kept are withheld (None: no answer
+    threshold). Ties go to the higher P(answerable) threshold, then the lower answer threshold: the
+    answerable head tells answerable from not far better than the correctness head tells right
+    from wrong. With no budget: ``threshold``, and the answer threshold of ``max_withheld_correct``."""
+    if max_false_abstention is None or not answerable.any():
+        kept = on_topic & (p_answerable >= threshold)
+        return threshold, choose_answer_threshold(p_said[kept & correct], max_withheld_correct)
+    allowed = int(np.floor(max_false_abstention * answerable.sum() + 1e-9))
+    best, best_key = (threshold, 0.0), None
+    for t in [threshold, *(c for c in _candidates(p_answerable, on_topic) if c > threshold)]:
+        kept = on_topic & (p_answerable >= t)
+        if (answerable & ~kept).sum() > allowed:
+            break
+        highest = choose_answer_threshold(p_said[kept & correct], max_withheld_correct)
+        for a in [0.0, *(c for c in _candidates(p_said, kept) if c <= highest)]:
+            answered = kept & (p_said >= a)
+            if (answerable & ~answered).sum() > allowed:
+                break
+            key = (int((~answerable & ~answered).sum()), t, -a)
+            if best_key is None or key > best_key:
+                best, best_key = (float(t), float(a)), key
+    return best
 
 
 def _auroc(score: np.ndarray, positive: np.ndarray) -> float:
@@ -210,15 +228,15 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
     p_answerable, p_off = _repeated_oof(c_answerable, x_answerable, y_answerable), _repeated_oof(c_off, x_off, off)
     p_correct = _repeated_oof(c_correct, x_correct, y_correct)
     on_topic = p_off < off_topic_threshold
-    threshold = choose_threshold(p_answerable, answerable, on_topic, target_precision)
-    threshold = spend_false_abstentions(p_answerable, answerable, on_topic, threshold, max_false_abstention)
-    kept = on_topic & (p_answerable >= threshold)
-    # P(correct) of each kept row's answer, out of fold (the correctness head never saw an unanswerable row)
+    # P(correct) of each row's answer, out of fold (the correctness head never saw an unanswerable row)
     p_correct_all = heads["correctness"][0].predict_proba(x_said)[:, 1]
     p_correct_all[answerable] = p_correct
     p_said = p_answerable * p_correct_all
     is_correct = outcome == ANSWER_CLASSES.index("correct")
-    answer_threshold = choose_answer_threshold(p_said[kept & is_correct], max_withheld_correct)
+    threshold, answer_threshold = spend_false_abstentions(
+        p_answerable, p_said, answerable, is_correct, on_topic,
+        choose_threshold(p_answerable, answerable, on_topic, target_precision), max_false_abstention, max_withheld_correct)
+    kept = on_topic & (p_answerable >= threshold)
     answered = kept & (p_said >= answer_threshold)
     meta = {**(meta or {}), "n": len(rows), "outcomes": {c: int((outcome == i).sum()) for i, c in enumerate(ANSWER_CLASSES)},
             "off_topic": int(off.sum()), "target_precision": target_precision, "max_false_abstention": max_false_abstention,

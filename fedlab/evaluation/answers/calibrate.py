@@ -62,7 +62,7 @@ def print_result(result: CalibrationResult, console: Console) -> None:
     console.print(f"{result.n_questions} {result.split} questions ({result.n_searched} searched, {result.n_correct} "
                   f"answered correctly with no model); answerability model -> {out}")
     budget = result.max_false_abstention
-    spent = "" if budget is None else f", false abstention <= {budget:.2f}"
+    spent = "" if budget is None else f", false abstention <= {budget:.2f} with the answer threshold"
     console.print(f"threshold P(answerable) >= {model.threshold:.3f} for precision {target:.2f}{spent} (out of fold): "
                   f"answers {model.meta['oof_answered']:.2f} of the searched questions, abstains on "
                   f"{model.meta['oof_abstention_on_unanswerable']:.2f} of the unanswerable, "
