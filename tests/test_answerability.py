@@ -203,12 +203,15 @@ def test_a_false_abstention_budget_raises_the_threshold_as_far_as_it_allows():
     assert _first_threshold(p, answerable, kept, base, 0.0) == pytest.approx(0.3)
     assert _first_threshold(p, answerable, kept, base, 0.2) == pytest.approx(0.5)
     assert _first_threshold(p, answerable, kept, base, 0.34) == pytest.approx(0.7)
-    assert _first_threshold(p, answerable, kept, 0.6, 0.0) == pytest.approx(0.6)  # never lowered
+    assert _first_threshold(p, answerable, kept, 0.85, 0.0) >= 0.85  # never lowered
+    # a threshold that alone overspends the budget is still raised as far as no answerable row is added
+    assert _first_threshold(p, answerable, kept, 0.6, 0.0) == pytest.approx(0.7)
     # an answerable question the off-topic head already removes uses up the budget
     assert _first_threshold(p, answerable, kept, base, 0.1) == pytest.approx(0.3)
     off = kept.copy()
     off[2] = False
-    assert _first_threshold(p, answerable, off, base, 0.1) == pytest.approx(base)
+    # ... past the budget: the threshold rises only as far as it abstains on no other answerable one
+    assert _first_threshold(p, answerable, off, base, 0.1) == pytest.approx(0.5)
 
 
 def test_a_withheld_answer_to_an_answerable_question_spends_the_false_abstention_budget():
@@ -231,6 +234,8 @@ def test_a_withheld_answer_to_an_answerable_question_spends_the_false_abstention
     p_answerable = np.array([0.9, 0.9, 0.9, 0.9, 0.5, 0.9])
     assert spend(0.0, p_answerable=p_answerable, base=0.5) == (0.9, 0.0)
     assert spend(0.25, p_answerable=p_answerable, base=0.5) == (0.9, pytest.approx(0.6))
+    # a budget the precision threshold already overspends: the answer threshold adds no false abstention
+    assert spend(0.0, p_answerable=np.array([0.9, 0.9, 0.9, 0.5, 0.9, 0.9]), base=0.6) == (0.9, pytest.approx(0.6))
 
 
 def test_threshold_is_the_lowest_that_reaches_the_precision():

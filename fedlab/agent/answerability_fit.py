@@ -179,7 +179,9 @@ def spend_false_abstentions(p_answerable: np.ndarray, p_said: np.ndarray, answer
     if max_false_abstention is None or not answerable.any():
         kept = on_topic & (p_answerable >= threshold)
         return threshold, choose_answer_threshold(p_said[kept & correct], max_withheld_correct)
-    allowed = int(np.floor(max_false_abstention * answerable.sum() + 1e-9))
+    # when ``threshold`` alone abstains on more, neither may abstain on another answerable row
+    allowed = max(int(np.floor(max_false_abstention * answerable.sum() + 1e-9)),
+                  int((answerable & ~(on_topic & (p_answerable >= threshold))).sum()))
     best, best_key = (threshold, 0.0), None
     for t in [threshold, *(c for c in _candidates(p_answerable, on_topic) if c > threshold)]:
         kept = on_topic & (p_answerable >= t)
