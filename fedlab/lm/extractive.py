@@ -355,7 +355,8 @@ def _changes(scored: list, best_other: float) -> str:
     # an edit scores as its best sentence: the new wording of what was asked about is kept with it
     edit_best: dict[tuple, float] = {}
     for s, c in scored:
-        edit_best[edit_of(c)] = max(edit_best.get(edit_of(c), s), s)
+        edit = edit_of(c)
+        edit_best[edit] = max(edit_best.get(edit, s), s)
     pairs: dict[tuple[str, str], dict[str, list]] = {}
     for s, c in scored:
         in_edit = edit_best[edit_of(c)]

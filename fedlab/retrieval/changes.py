@@ -99,10 +99,10 @@ def statement_change(earlier: Document, later: Document) -> StatementChange:
     a, b = _sentences(earlier), _sentences(later)
     overlap = [[len(wa & wb) / len(wa | wb) for _, _, wb in b] for _, _, wa in a]  # word Jaccard, a x b
     a_overlap = [max(row, default=0.0) for row in overlap]
-    b_overlap = [max((row[j] for row in overlap), default=0.0) for j in range(len(b))]
+    b_best = [max(range(len(a)), key=lambda i: overlap[i][j], default=None) for j in range(len(b))]
+    b_overlap = [overlap[i][j] if i is not None else 0.0 for j, i in enumerate(b_best)]
     # the alignment's tokens: a later sentence that is an earlier one takes that one's index
-    b_keys = [next(i for i, row in enumerate(overlap) if row[j] == o) if o >= SAME_SENTENCE else len(a) + j
-              for j, o in enumerate(b_overlap)]
+    b_keys = [i if o >= SAME_SENTENCE else len(a) + j for j, (i, o) in enumerate(zip(b_best, b_overlap))]
     a_edit, b_edit = [0] * len(a), [0] * len(b)
     edit = 0
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, list(range(len(a))), b_keys, autojunk=False).get_opcodes():
