@@ -47,6 +47,7 @@ class Pipeline:
     info: BuildInfo
     _by_doc: dict[str, list[Chunk]] | None = field(default=None, repr=False)
     _statements: list | None = field(default=None, repr=False)
+    _statement_reader: object | None = field(default=None, repr=False)
 
     def warm_up(self) -> None:
         """Load the query-side model now, so that no query pays for loading it (the MCP server
@@ -92,13 +93,28 @@ class Pipeline:
         """What each policy statement dated in the range changed from the previous one in it
         (``previous``: the first one's change from the statement before the range too)
         (fedlab.retrieval.changes.StatementChange); empty when the retriever has no timeline."""
-        from fedlab.retrieval.changes import changes_between, policy_statements
+        from fedlab.retrieval.changes import changes_between
 
-        if self.timeline is None:
-            return []
+        statements = self.policy_statements()
+        return changes_between(statements, date_from, date_to, previous) if statements else []
+
+    def policy_statements(self) -> list:
+        """The statements of the timeline's policy decisions, in date order (empty without a timeline)."""
+        from fedlab.retrieval.changes import policy_statements
+
         if self._statements is None:
-            self._statements = policy_statements(self.timeline, self.corpus.by_id)
-        return changes_between(self._statements, date_from, date_to, previous)
+            self._statements = policy_statements(self.timeline, self.corpus.by_id) if self.timeline is not None else []
+        return self._statements
+
+    def statement_runs(self, question: str, date_from: str | None, date_to: str | None,
+                       date_words: frozenset[str] = frozenset()) -> list:
+        """For each clause of ``question`` asking when, the policy statements dated in the range that
+        said what it asks about (fedlab.retrieval.mentions.StatementRun); empty without a timeline."""
+        from fedlab.retrieval.mentions import StatementReader
+
+        if self._statement_reader is None:
+            self._statement_reader = StatementReader(self.policy_statements())
+        return self._statement_reader.runs(question, date_from, date_to, date_words)
 
     def question_vector(self, question: str):
         """The question's query vector (the dense side's, cached), None without a dense side: what

@@ -430,3 +430,21 @@ def test_cross_fit_measures_the_split_on_unseen_questions_and_writes_nothing(cor
         assert 0.0 <= m[name] <= 1.0, name
     assert m["citation_validity"] == 1.0
     assert "cross-fitted answering: 131/131" in proc.stderr
+
+
+def test_cross_fit_folds_follow_the_questions_categories_not_the_agents_outcomes():
+    """Every fold holds each category in proportion, and a seed gives the same folds whatever the
+    agent answered: two versions of the agent are compared on the same splits."""
+    from collections import Counter
+
+    from fedlab.agent.answerability_fit import FOLDS
+    from fedlab.evaluation.answers.calibrate import question_folds
+
+    categories = ["factual"] * 30 + ["temporal"] * 20 + ["unanswerable"] * 10 + ["off_topic"] * 5
+    folds = question_folds(categories, seed=3)
+    assert sorted(set(folds)) == list(range(FOLDS))
+    for category, n in Counter(categories).items():
+        per_fold = Counter(k for k, c in zip(folds, categories) if c == category)
+        assert max(per_fold.values()) - min(per_fold.get(k, 0) for k in range(FOLDS)) <= 1, category
+    assert question_folds(categories, seed=3) == folds
+    assert question_folds(categories, seed=4) != folds

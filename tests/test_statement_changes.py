@@ -16,6 +16,7 @@ from fedlab.retrieval.changes import (
     policy_statements,
     statement_change,
 )
+from statements import ask_agent, statement
 
 HOLD = "In support of these goals, the Committee decided to maintain the target range for the federal funds rate at 2-1/4 to 2-1/2 percent."
 RAISE = "In support of these goals, the Committee decided to raise the target range for the federal funds rate to 2-1/2 to 2-3/4 percent."
@@ -24,10 +25,6 @@ PATIENT = "The Committee will be patient as it determines what future adjustment
 ACT = "The Committee will closely monitor incoming information and will act as appropriate to sustain the expansion."
 GROWTH = "Economic activity rose at a solid rate."
 GROWTH_EDITED = "Economic activity rose at a moderate rate."
-
-
-def statement(date: str, *sentences: str) -> Document:
-    return Document(f"statement-{date}", "statement", date, None, f"FOMC statement {date}", "", " ".join(sentences))
 
 
 def texts(doc: Document, changed) -> list[str]:
@@ -140,19 +137,9 @@ def test_december_2023_to_january_2024(statements):
 
 
 def test_agent_answers_a_change_question_with_each_statements_changes(corpus_dir):
-    from fedlab.agent.answering import compose_config
-    from fedlab.agent.build import build_agent
-    from fedlab.agent.searcher import open_search
-
     def ask(*sets):
-        cfg = compose_config("evaluate", ["retriever=bm25", "retriever.events=true", "agent.calibration=null",
-                                          f"paths.data_dir={corpus_dir.parent.parent}", *sets])
-        search = open_search(cfg, "direct")
-        try:
-            return build_agent(cfg, search=search)("How did the inflation sentence change between the March and "
-                                                   "April 2021 statements?")
-        finally:
-            search.close()
+        return ask_agent(corpus_dir, "How did the inflation sentence change between the March and April 2021 "
+                                     "statements?", *sets)
 
     answer = ask()
     assert answer.answer.startswith("New in April 2021 (since March 2021): ")
@@ -166,18 +153,8 @@ def test_agent_answers_a_change_question_with_each_statements_changes(corpus_dir
 
 def test_a_question_about_one_meetings_change_is_answered_from_the_previous_statement(corpus_dir):
     """January 2024 alone: its statement against December 2023's (agent.meeting_changes)."""
-    from fedlab.agent.answering import compose_config
-    from fedlab.agent.build import build_agent
-    from fedlab.agent.searcher import open_search
-
     def ask(question, *sets):
-        cfg = compose_config("evaluate", ["retriever=bm25", "retriever.events=true", "agent.calibration=null",
-                                          f"paths.data_dir={corpus_dir.parent.parent}", *sets])
-        search = open_search(cfg, "direct")
-        try:
-            return build_agent(cfg, search=search)(question)
-        finally:
-            search.close()
+        return ask_agent(corpus_dir, question, *sets)
 
     question = "How did the statement's guidance on reducing the target range change in January 2024?"
     answer = ask(question)

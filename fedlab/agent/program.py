@@ -316,6 +316,31 @@ class AgentProgram:
                         out.append((Hit(chunk, 0.0), (c.start, c.end), section(other, c.edit)))
         return out
 
+    def said_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
+        """For a question asking when (an answer type of date, fedlab.lm.answer_types) with no date
+        or a range of several meetings: for each of its clauses the policy statements answer, the
+        first and the last statement that said what it asks about and the statement after them
+        (fedlab.retrieval.mentions), the section naming each one's place in the run."""
+        from fedlab.lm.answer_types import asked_types
+        from fedlab.retrieval.mentions import said_section
+
+        runs_in = getattr(self.search_access.searcher, "statement_runs", None)
+        locate = getattr(self.search_access.searcher, "chunk_at", None)
+        if not self.settings.statement_runs or runs_in is None or locate is None or "date" not in asked_types(question):
+            return []
+        spanned = hint.meeting_span() if hint is not None else (None, None)
+        if spanned is None:  # one meeting: when, within it, is not a statement's to say
+            return []
+        words = frozenset(_TOKENS(hint.text)) if hint is not None and hint.text else frozenset()
+        out = []
+        for number, run in enumerate(runs_in(question, *spanned, words), start=1):
+            roles = [("first", run.first), ("last", run.last), ("after" if run.reworded else "dropped", run.after)]
+            for role, said in roles[:1] + [r for r in roles[1:] if r[1] is not None and r[1] != run.first]:
+                chunk = locate(said.doc_id, said.start)
+                if chunk is not None:
+                    out.append((Hit(chunk, 0.0), (said.start, said.end), said_section(run, number, role)))
+        return out
+
     def citation(self, n: int, hit: Hit) -> Citation:
         chunk = hit.chunk
         doc = self.search_access.document(chunk.doc_id)
@@ -404,7 +429,8 @@ class AgentProgram:
                                         abstain_reason="weak_evidence", **base))
 
         hits = self.context(best.result.hits)
-        extra = self.decision_hits(question, hint, hits) + self.change_hits(question, hint) + self.vote_hits(question, hint)
+        extra = (self.decision_hits(question, hint, hits) + self.change_hits(question, hint)
+                 + self.vote_hits(question, hint) + self.said_hits(question, hint))
         docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
         for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):
@@ -433,7 +459,7 @@ class AgentProgram:
             return done(AgentAnswer(question, ABSTAIN_UNGROUNDED, True, value, level,
                                     dropped_citations=grounded.dropped, abstain_reason="ungrounded", **base))
         if best.outcome is not None:  # a model has a vocabulary: ``said`` is set
-            p_correct = best.outcome.answerable * self.model.correct_p(said)
+            p_correct = best.outcome.answerable * self.model.correct_p({**best.signals, **said})
             if p_correct < self.answer_threshold:  # what it would say is unlikely to be right
                 value, level = self.reported(best.outcome.unanswerable)
                 return done(AgentAnswer(question, ABSTAIN_UNLIKELY, True, value, level,

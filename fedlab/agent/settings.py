@@ -34,6 +34,7 @@ class AgentSettings:
     meeting_changes: bool = True  # a question about one meeting gets what its statement changed from the previous one
     named_doc_type: bool = True  # a question naming one document type ("the March 2019 minutes") gets its passages first
     glossary: bool = True  # the extractive reader matches the corpus's abbreviations both ways ("IOER")
+    statement_runs: bool = True  # a question asking when something was said gets the first and last statements saying it
     vote_passages: int = 12  # questions about votes get the vote record of each meeting in range, up to this many; 0 = never
     today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today
 

@@ -2,7 +2,7 @@
 
 The classic expected-answer-type rule of factoid question answering (Li & Roth's NUM:date,
 NUM:perc, NUM:money, NUM:count, HUM:ind): a question's wh-word, or the head noun of its
-"what/which …" phrase, names the type of the answer — "when" a date, "how many" a count, "who"
+"what/which …" phrase, names the type of the answer — "when" or "which meeting" a date, "how many" a count, "who"
 a person, "what … rate" a rate, "how much" / "what … pace" an amount. A sentence that holds no
 expression of the type asked for does not answer the question, however many of its words it
 shares; an answer that holds none is likely wrong.
@@ -41,7 +41,7 @@ _ASKS = (
 )
 # the head noun of a "what/which …" phrase (stemmed) -> the type it asks for
 HEAD_NOUNS = {stem(w): kind for kind, words in {
-    "date": "date day month year time deadline",
+    "date": "date day month year time deadline meeting meetings",  # a meeting is named by its date
     "rate": "rate range level percentage yield",
     "amount": "pace amount size cap total sum volume",
     "person": "president governor member official chair dissenter voter person",

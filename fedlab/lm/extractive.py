@@ -44,6 +44,10 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      credit rate is answered by that rate's value at the first meeting, each change and the last
      meeting, each cited, read from the implementation notes in the passages; not when fewer than
      two meetings state it.
+  Statement runs: passages the agent placed in a run of statements that said what a question
+  asking when is about (fedlab.retrieval.mentions) open the answer with from when to when, the
+  first and last statement's sentence and the statement after (fedlab.lm.said_runs); the rest of
+  the answer is chosen as usual from the other passages.
   Votes: a question about votes (fedlab.corpus.timeline.asks_about_votes) that was handed vote
   records (the agent's, section fedlab.corpus.timeline.VOTE_SECTION) opens with one line per
   meeting (fedlab.lm.vote_record: unanimous, or how many for and against, who and why, who was
@@ -82,6 +86,7 @@ from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.timeline import asks_about_votes
 from fedlab.lm.administered_path import administered_path_answer
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
+from fedlab.lm.said_runs import said_answer, split_said
 from fedlab.lm.vote_record import VOTE_SENTENCE, is_vote_record, vote_record_answer
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
@@ -266,6 +271,8 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     from fedlab.retrieval.dates import parse_date_hint
 
     hint = parse_date_hint(question)
+    said, passages = split_said(passages, _read)
+    said = said_answer(said)  # when the statements said what is asked: first, so it answers the "when"
     votes = vote_record_answer(question, passages) if asks_about_votes(question) else ""
     if votes:  # the records say who voted how: the sentences are chosen for the rest of the question
         passages = [p for p in passages if not is_vote_record(p)]
@@ -273,8 +280,15 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     if composed or votes:
         rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations,
                                       skip=VOTE_SENTENCE if votes else None)
-        return {"answer": " ".join(a for a in (votes, rest) if a)}
-    return {"answer": _extracted(question, passages, hint, max_sentences, abbreviations)}
+        return {"answer": " ".join(a for a in (votes, said, rest) if a)}
+    return {"answer": " ".join(a for a in (said, _extracted(question, passages, hint, max_sentences, abbreviations)) if a)}
+
+
+def _read(passage: str) -> tuple[int | None, str | None, str | None, str]:
+    """(source n, meeting date, section, text) of a passage."""
+    head = PASSAGE_HEAD.match(passage)
+    meeting, section = _head_of(passage)
+    return (int(head.group(1)) if head else None), meeting, section, passage[head.end():] if head else passage
 
 
 def _extracted(question: str, passages: list[str], hint, max_sentences: int, abbreviations: Abbreviations = (),

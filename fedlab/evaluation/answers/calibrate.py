@@ -173,16 +173,31 @@ def collect_rows(cfg, console: Console) -> Collected:
     return Collected(questions, pipeline, vocabulary, agent, rows, row_question)
 
 
-def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: float | None = None,
-              console: Console | None = None, seed: int = 0):
-    """The modelled agent measured on ``cfg``'s split with every question answered by a model
-    fitted without it (stratified 5-fold over the rows; the threshold chosen within each
-    training part for the targets): the split's figures as they are on unseen questions, what
-    settings are chosen by. The fitted model's own split flatters it. Writes nothing; returns
-    the fedlab.evaluation.answers.harness.AgentOutcome."""
+def question_folds(categories: Sequence[str], seed: int) -> list[int]:
+    """The fold (0..FOLDS-1) of each row, stratified by its question's category — not by the agent's
+    outcome: two versions of the agent then answer each question from models fitted on the same
+    other questions, a paired comparison (folds drawn on the outcomes move most questions when two
+    answers change, and the figures with them)."""
     import numpy as np
     from sklearn.model_selection import StratifiedKFold
 
+    from fedlab.agent.answerability_fit import FOLDS
+
+    fold = [0] * len(categories)
+    for k, (_, held) in enumerate(StratifiedKFold(FOLDS, shuffle=True, random_state=seed).split(
+            np.zeros((len(categories), 1)), list(categories))):
+        for i in held:
+            fold[i] = k
+    return fold
+
+
+def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: float | None = None,
+              console: Console | None = None, seed: int = 0):
+    """The modelled agent measured on ``cfg``'s split with every question answered by a model
+    fitted without it (5 folds of the rows, stratified by question category; the threshold chosen within each
+    training part for the targets): the split's figures as they are on unseen questions, what
+    settings are chosen by. The fitted model's own split flatters it. Writes nothing; returns
+    the fedlab.evaluation.answers.harness.AgentOutcome."""
     from fedlab.agent.answerability_fit import FOLDS, fit_model
     from fedlab.evaluation.answers.harness import evaluate_answers
     from fedlab.progress import progress
@@ -191,11 +206,9 @@ def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: 
     target, budget = threshold_targets(cfg, target_precision, max_false_abstention)
     withheld = withheld_target(cfg)
     c = collect_rows(cfg, console)
-    outcomes = [r.outcome for r in c.rows]
-    fold_of = {}  # question index -> fold; a question with no row is answered with the coverage, whatever the fold
-    for k, (_, held) in enumerate(StratifiedKFold(FOLDS, shuffle=True, random_state=seed).split(
-            np.zeros((len(outcomes), 1)), outcomes)):
-        fold_of.update({c.row_question[i]: k for i in held})
+    folds = question_folds([c.questions[qi].category for qi in c.row_question], seed)
+    # question index -> fold; a question with no row is answered with the coverage, whatever the fold
+    fold_of = {qi: k for qi, k in zip(c.row_question, folds)}
     agent, answers = c.agent, [None] * len(c.questions)
     agent.settings.answerability["threshold"] = None  # each fold's model's own
     agent.settings.answerability["answer_threshold"] = None

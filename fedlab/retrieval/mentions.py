@@ -1,0 +1,185 @@
+"""When the policy statements said something: the run of statements holding what a question asks
+about, for questions that ask when ("when did the statements first cite …", "during which
+meetings did the statement say …").
+
+Such a question names what was said, not when, so no date filter and no ranking finds the
+answer: it is the first and last statement holding a sentence, which takes reading every
+statement in the range (the whole corpus when the question names no date) — milliseconds for a
+few dozen statements.
+
+A question may ask twice ("when did X first appear, and when did Y?"): it is split into clauses
+before each further "when / which / how long"; a clause that refers back ("…, and when was it
+lowered?") stays with the one before it. For each clause, every sentence of the policy
+statements in range is scored by the clause's content terms it holds (words of saying and of
+occurrence — "say", "first", "appear" — and the date words aside), each weighed by its IDF over
+the statements' sentences; the best sentence's terms are what the statements said, and a
+statement says it when one of its sentences holds all of them. A clause gets no run when those
+terms carry less than HELD_SHARE of its terms' weight (what was asked is not in the statements:
+an ON RRP offering rate is set in implementation notes), or when the range holds fewer than two
+statements. With each run comes the statement after its last one, when the range holds it: its
+closest sentence, the new wording of what was dropped when it holds at least HELD_SHARE of the
+run's weight (else its opening sentence, to cite the statement by).
+
+An agent hands the sentences to its answer step as passages whose section names their place in
+the run (``said_section``); ``said_in`` reads such a section back.
+"""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from fedlab.chunking.splitting import sentence_spans
+from fedlab.corpus.document import Document
+from fedlab.index.tokens import Tokenizer, stem
+
+# words of saying and of occurrence: how a question asks when something was said, not what
+MENTION_WORDS = frozenset(stem(w) for w in """
+say said says state stated statement statements fomc fed federal reserve committee meeting meetings
+did does do first last begin began start started stop stopped end ended appear appeared mention mentioned
+cite cited refer referred use used include included drop dropped remove removed word words wording
+language phrase time times
+""".split())
+HELD_SHARE = 0.5  # the best sentence's terms must carry this share of the clause's terms' weight
+_TOKENS = Tokenizer()
+# a further clause asking when / which / how long ("…, and when did vaccinations first appear?")
+_CLAUSE = re.compile(r"\s*(?:,?\s+and\s+|;\s*)(?=(?:when|which|how long)\b)", re.I)
+_REFERS_BACK = re.compile(r"^(?:when|which|how long)\b[^,;]*\b(?:it|its|that|this|they|these|those)\b", re.I)
+_SECTION = re.compile(r"^said in (\d+) of (\d+) statements, (\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2}), "
+                      r"run (\d+): (first|last|after|dropped)( of those searched)?$")
+ROLES = ("first", "last", "after", "dropped")  # after: the next statement's rewording; dropped: it has none
+
+
+@dataclass(frozen=True)
+class SaidSentence:
+    doc_id: str
+    start: int
+    end: int
+    meeting_date: str
+
+
+@dataclass(frozen=True)
+class StatementRun:
+    """The statements that said what one clause of a question asks about."""
+
+    clause: str
+    said: list[SaidSentence]  # the best sentence of each statement holding it, in date order
+    statements: int  # policy statements from the first to the last of ``said``
+    after: SaidSentence | None  # the closest sentence of the statement after the last, when in range
+    opens_range: bool = False  # the first is the range's first statement: it may have been said before
+    reworded: bool = False  # ``after`` is its closest sentence (holding most of what was said); else its opening
+
+    @property
+    def first(self) -> SaidSentence:
+        return self.said[0]
+
+    @property
+    def last(self) -> SaidSentence:
+        return self.said[-1]
+
+
+def clauses(question: str) -> list[str]:
+    """The question's clauses that each ask when (module docstring)."""
+    out: list[str] = []
+    for part in _CLAUSE.split(question.strip()):
+        if out and _REFERS_BACK.match(part):
+            out[-1] = f"{out[-1]}, and {part}"
+        elif part.strip():
+            out.append(part.strip())
+    return out
+
+
+def said_section(run: StatementRun, number: int, role: str) -> str:
+    """The section of a passage holding the ``role`` sentence of ``run`` (``number``: its place
+    among the question's runs, from 1)."""
+    searched = " of those searched" if role == "first" and run.opens_range else ""
+    return (f"said in {len(run.said)} of {run.statements} statements, {run.first.meeting_date} to "
+            f"{run.last.meeting_date}, run {number}: {role}{searched}")
+
+
+@dataclass(frozen=True)
+class SaidPlace:
+    """A passage's place in a run, read back from its section (``said_in``)."""
+
+    saying: int  # statements that said it
+    statements: int  # statements from the first to the last
+    first: str  # meeting dates (ISO)
+    last: str
+    run: int  # the run's number among the question's, from 1
+    role: str  # one of ROLES
+    opens_range: bool  # the first statement is the first one searched
+
+
+def said_in(section: str | None) -> SaidPlace | None:
+    """The place of a passage whose section ``said_section`` wrote; None for any other."""
+    found = _SECTION.match((section or "").strip())
+    if found is None:
+        return None
+    n, m, first, last, run, role, searched = found.groups()
+    return SaidPlace(int(n), int(m), first, last, int(run), role, bool(searched))
+
+
+def _sentences(doc: Document) -> list[tuple[int, int, frozenset[str]]]:
+    return [(a, b, frozenset(_TOKENS(doc.text[a:b]))) for a, b in sentence_spans(doc.text)]
+
+
+class StatementReader:
+    """The policy statements' sentences, tokenised once (fedlab.retrieval.changes.policy_statements)."""
+
+    def __init__(self, statements: list[Document]):
+        self.statements = statements
+        self.sentences = [_sentences(d) for d in statements]
+        n = sum(len(s) for s in self.sentences)
+        df: dict[str, int] = {}
+        for doc in self.sentences:
+            for _, _, terms in doc:
+                for t in terms:
+                    df[t] = df.get(t, 0) + 1
+        self._n, self._df = n, df
+
+    def idf(self, term: str) -> float:
+        """Over the statements' sentences; a term in none weighs most."""
+        return math.log((self._n + 1) / (self._df.get(term, 0) + 1))
+
+    def runs(self, question: str, date_from: str | None, date_to: str | None,
+             date_words: frozenset[str] = frozenset()) -> list[StatementRun]:
+        """One run per clause of ``question`` that the statements dated in the range answer."""
+        inside = [i for i, d in enumerate(self.statements)
+                  if (date_from or "") <= d.meeting_date <= (date_to or "9999-12-31")]
+        if len(inside) < 2:
+            return []
+        out = []
+        for clause in clauses(question):
+            terms = set(_TOKENS(clause)) - MENTION_WORDS - date_words
+            run = self._run(clause, terms, inside) if terms else None
+            if run is not None:
+                out.append(run)
+        return out
+
+    def _run(self, clause: str, terms: set[str], inside: list[int]) -> StatementRun | None:
+        weight = {t: self.idf(t) for t in terms}
+
+        def score(held: frozenset[str]) -> float:
+            return math.fsum(weight[t] for t in held & terms)
+
+        best = max(((score(s[2]), i, s) for i in inside for s in self.sentences[i]), key=lambda x: x[0], default=None)
+        if best is None or best[0] < HELD_SHARE * math.fsum(weight.values()) or best[0] <= 0:
+            return None
+        held = best[2][2] & terms
+        said, saying = [], []
+        for i in inside:
+            holding = [s for s in self.sentences[i] if held <= s[2]]
+            if holding:
+                a, b, _ = max(holding, key=lambda s: score(s[2]))  # the first of the best: max keeps it
+                said.append(SaidSentence(self.statements[i].doc_id, a, b, self.statements[i].meeting_date))
+                saying.append(i)
+        after, reworded = None, False
+        following = [i for i in inside if i > saying[-1]]
+        if following and self.sentences[following[0]]:
+            i = following[0]
+            closest = max(self.sentences[i], key=lambda s: score(s[2]))
+            # its closest sentence, when it holds most of what was said; else its opening, to cite it by
+            reworded = score(closest[2]) >= HELD_SHARE * score(held)
+            a, b, _ = closest if reworded else self.sentences[i][0]
+            after = SaidSentence(self.statements[i].doc_id, a, b, self.statements[i].meeting_date)
+        return StatementRun(clause, said, saying[-1] - saying[0] + 1, after, saying[0] == inside[0], reworded)
