@@ -95,8 +95,7 @@ class Pipeline:
         (fedlab.retrieval.changes.StatementChange); empty when the retriever has no timeline."""
         from fedlab.retrieval.changes import changes_between
 
-        statements = self.policy_statements()
-        return changes_between(statements, date_from, date_to, previous) if statements else []
+        return changes_between(self.policy_statements(), date_from, date_to, previous)
 
     def policy_statements(self) -> list:
         """The statements of the timeline's policy decisions, in date order (empty without a timeline)."""

@@ -334,8 +334,12 @@ class AgentProgram:
         words = frozenset(_TOKENS(hint.text)) if hint is not None and hint.text else frozenset()
         out = []
         for number, run in enumerate(runs_in(question, *spanned, words), start=1):
-            roles = [("first", run.first), ("last", run.last), ("after" if run.reworded else "dropped", run.after)]
-            for role, said in roles[:1] + [r for r in roles[1:] if r[1] is not None and r[1] != run.first]:
+            placed = [("first", run.first)]
+            if run.last != run.first:
+                placed.append(("last", run.last))
+            if run.after is not None:
+                placed.append(("after" if run.reworded else "dropped", run.after))
+            for role, said in placed:
                 chunk = locate(said.doc_id, said.start)
                 if chunk is not None:
                     out.append((Hit(chunk, 0.0), (said.start, said.end), said_section(run, number, role)))
@@ -459,7 +463,7 @@ class AgentProgram:
             return done(AgentAnswer(question, ABSTAIN_UNGROUNDED, True, value, level,
                                     dropped_citations=grounded.dropped, abstain_reason="ungrounded", **base))
         if best.outcome is not None:  # a model has a vocabulary: ``said`` is set
-            p_correct = best.outcome.answerable * self.model.correct_p({**best.signals, **said})
+            p_correct = best.outcome.answerable * self.model.correct_p(said)
             if p_correct < self.answer_threshold:  # what it would say is unlikely to be right
                 value, level = self.reported(best.outcome.unanswerable)
                 return done(AgentAnswer(question, ABSTAIN_UNLIKELY, True, value, level,

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 
 from fedlab.chunking.splitting import sentence_spans
@@ -62,7 +63,6 @@ class SaidSentence:
 class StatementRun:
     """The statements that said what one clause of a question asks about."""
 
-    clause: str
     said: list[SaidSentence]  # the best sentence of each statement holding it, in date order
     statements: int  # policy statements from the first to the last of ``said``
     after: SaidSentence | None  # the closest sentence of the statement after the last, when in range
@@ -129,13 +129,8 @@ class StatementReader:
     def __init__(self, statements: list[Document]):
         self.statements = statements
         self.sentences = [_sentences(d) for d in statements]
-        n = sum(len(s) for s in self.sentences)
-        df: dict[str, int] = {}
-        for doc in self.sentences:
-            for _, _, terms in doc:
-                for t in terms:
-                    df[t] = df.get(t, 0) + 1
-        self._n, self._df = n, df
+        self._n = sum(len(s) for s in self.sentences)
+        self._df = Counter(t for doc in self.sentences for _, _, terms in doc for t in terms)
 
     def idf(self, term: str) -> float:
         """Over the statements' sentences; a term in none weighs most."""
@@ -151,12 +146,12 @@ class StatementReader:
         out = []
         for clause in clauses(question):
             terms = set(_TOKENS(clause)) - MENTION_WORDS - date_words
-            run = self._run(clause, terms, inside) if terms else None
+            run = self._run(terms, inside) if terms else None
             if run is not None:
                 out.append(run)
         return out
 
-    def _run(self, clause: str, terms: set[str], inside: list[int]) -> StatementRun | None:
+    def _run(self, terms: set[str], inside: list[int]) -> StatementRun | None:
         weight = {t: self.idf(t) for t in terms}
 
         def score(held: frozenset[str]) -> float:
@@ -182,4 +177,4 @@ class StatementReader:
             reworded = score(closest[2]) >= HELD_SHARE * score(held)
             a, b, _ = closest if reworded else self.sentences[i][0]
             after = SaidSentence(self.statements[i].doc_id, a, b, self.statements[i].meeting_date)
-        return StatementRun(clause, said, saying[-1] - saying[0] + 1, after, saying[0] == inside[0], reworded)
+        return StatementRun(said, saying[-1] - saying[0] + 1, after, saying[0] == inside[0], reworded)
