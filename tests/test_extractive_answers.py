@@ -533,3 +533,40 @@ def test_an_abbreviation_is_named_by_its_short_form_as_written_or_its_whole_long
     assert spelled("What did the FOMC decide?") == set()  # a question word, not a term to match
     assert spelled("What ON RRP rate was set?") == set(TOKENS("overnight reverse repurchase agreement"))
     assert spelled("How much did overnight reverse repurchase agreement usage fall?") == set(TOKENS("ON RRP"))
+
+
+@pytest.mark.parametrize("question,parts", [
+    ("What facility did the Fed announce in March 2020, and when was it to open?",
+     ["What facility did the Fed announce in March 2020", "when was it to open?"]),
+    ("What did the Committee decide in November 2024 and was the vote unanimous?",
+     ["What did the Committee decide in November 2024", "was the vote unanimous?"]),
+    ("How did rates and inflation expectations move between the May and June 2019 statements?",
+     ["How did rates and inflation expectations move between the May and June 2019 statements?"]),
+])
+def test_a_question_asking_several_things_is_split_before_each_further_question(question, parts):
+    from fedlab.lm.extractive import asked_parts
+
+    assert asked_parts(question) == parts
+
+
+STRIKE_MINUTES = ("The expected federal funds rate fell after the port strike ended. The effective federal funds rate "
+                  "was little changed after the port strike. Market rates fell sharply after the port strike, and the "
+                  "federal funds rate path moved lower. Participants saw the port strike weighing on the labor market.")
+STRIKE_STATEMENT = ("The labor market remains solid. In support of these goals, the Committee decided to raise the "
+                    "target range for the federal funds rate to 4-3/4 to 5 percent.")
+
+
+def test_each_part_of_a_question_gets_its_best_sentence_from_the_document_it_names():
+    """The second part's sentence scores below the first part's many on the whole question: it is
+    kept for its part, from the statement the part names rather than the minutes' sentence holding
+    the same words."""
+    passages = [passage(1, "2023-03-22", STRIKE_MINUTES, "minutes"), passage(2, "2023-03-22", STRIKE_STATEMENT)]
+    rates = "After the port strike in March 2023, what did the Committee do with rates"
+    both = synthesize_answer(f"{rates}, and how did the statement describe the labor market?", passages,
+                             max_sentences=3)["answer"]
+    assert "remains solid" in both and "4-3/4 to 5 percent" in both
+    assert "weighing on the labor market" not in both
+    assert len(re.findall(r"\[Source \d\]", both)) == 3
+    assert_every_sentence_cited(both)
+    one = synthesize_answer(f"{rates}?", passages, max_sentences=3)["answer"]
+    assert "remains solid" not in one

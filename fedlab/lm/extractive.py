@@ -69,7 +69,12 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      two meetings share a month). Fewer than two meetings: rule 3.
   3. otherwise the best 1-``max_sentences`` sentences scoring at least half the best, each with
      the sentence after it in its passage when that one refers back to it (CONTINUES: "This
-     preference reflected …", "He also noted …").
+     preference reflected …", "He also noted …"). A question that asks several things ("what did
+     the Committee decide about rates, and how did the statement describe the labor market?": parts
+     split before ", and what / how / was …", asked_parts) keeps each part's best sentence, scored
+     by that part's own terms, among them — from the kind of document the part names, when it
+     names one the passages' titles hold ("the statement", "the minutes"), and a tie going to the
+     sentence the whole question scores higher; the best sentences overall fill the other places.
   Every sentence is followed by its [Source N] (a composed or merged one by all its sources);
   the answer is empty when no sentence shares a content term with the question.
 """
@@ -136,6 +141,9 @@ CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replace
 CONTINUES = re.compile(r"(?:This|These|That|Those|Such|It|Its|They|Their|He|His|She|Her)\b")
 MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
 REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other
+# a further part of a question: ", and" / "and" before a question word or an auxiliary that opens one
+_PART = re.compile(r",?\s+and\s+(?=(?:what|how|when|where|why|which|who|whom|whose|was|were|did|does|do|is|are)\b)",
+                   re.I)
 _MONTH_NAME = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November"
                          r"|December)\b")
 _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
@@ -227,6 +235,13 @@ def _head_of(passage: str) -> tuple[str | None, str | None]:
     return found.group(1), (rest[1:].strip() if rest.startswith(",") else None)
 
 
+def asked_parts(question: str) -> list[str]:
+    """The parts of a question that asks several things, split before each further ", and
+    what / how / was …" ("What facility did the Fed announce, and when was it to open?"); one part
+    when it asks one thing."""
+    return [part.strip() for part in _PART.split(question.strip()) if part.strip()]
+
+
 def spans_meetings(question: str, hint=None) -> bool:
     """The question asks about several meetings: its date range is a span, a year or several
     years, or it names two or more different months or days ("between the May and June 2019
@@ -296,8 +311,10 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     """Rules 0, 2 and 3 (module docstring): sentences of the passages; ``skip``: sentences left out."""
     q_terms = _undated(question, hint)
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date, edit)
+    titles = []  # each passage's title terms ("FOMC statement, March 22, 2023" -> fomc, statement)
     for i, passage in enumerate(passages):
         n, sentences = _sentences(passage)
+        titles.append(_title_terms(passage))
         meeting, section = _head_of(passage)
         change = changed_section(section)
         for j, sentence in enumerate(sentences):
@@ -311,8 +328,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     if not q_terms or not candidates:
         return ""
     asks_change = bool(q_terms & CHANGE_WORDS)
-    q_terms |= {t for term in list(q_terms) if term in VOCABULARY_EXPANSIONS
-                for t in TOKENS(VOCABULARY_EXPANSIONS[term])} | spelled_out(question, q_terms, abbreviations)
+    q_terms = _expanded(question, q_terms, abbreviations)
 
     def scorer(among: list, asked: set[str]) -> Callable[[set[str]], float]:
         """IDF-weighted overlap with ``asked``, the IDF over the sentences ``among``."""
@@ -335,11 +351,15 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         per_meeting = _per_meeting(ranked, best, hint, max_sentences)
         if per_meeting is not None:
             return per_meeting
+    kept = _parts_best(question, hint, candidates, titles, abbreviations, scorer, score)
     chosen, seen = [], set()
     at = {c[1]: c for c in candidates}
     for s, (n, (i, j), sentence, _, _) in ranked:
-        if s < 0.5 * best or len(chosen) == max_sentences:
-            break
+        if (i, j) not in kept:
+            # the places left once each part's best sentence not yet said has one
+            left = max_sentences - len(chosen) - sum(at[k][2].lower() not in seen for k in kept)
+            if s < 0.5 * best or left <= 0:
+                continue
         if sentence.lower() in seen:
             continue
         seen.add(sentence.lower())
@@ -349,6 +369,43 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
             seen.add(follow[2].lower())
             chosen[-1] += " " + _cited(follow[2], f"Source {n}")
     return " ".join(chosen)
+
+
+def _expanded(text: str, terms: set[str], abbreviations: Abbreviations) -> set[str]:
+    """``terms`` (of ``text``) with the Committee's terms for them and the abbreviations' other forms."""
+    return terms | {t for term in list(terms) if term in VOCABULARY_EXPANSIONS
+                    for t in TOKENS(VOCABULARY_EXPANSIONS[term])} | spelled_out(text, terms, abbreviations)
+
+
+def _title_terms(passage: str) -> frozenset[str]:
+    head = PASSAGE_HEAD.match(passage)
+    title = head.group(0).split("]", 1)[1].split(",", 1)[0] if head else ""
+    return frozenset(TOKENS(title))
+
+
+def _parts_best(question: str, hint, candidates: list, titles: list[frozenset[str]], abbreviations: Abbreviations,
+                scorer, overall: Callable[[set[str]], float]) -> set[tuple[int, int]]:
+    """Rule 3's parts (module docstring): the position of each part's best sentence, scored by the
+    part's own terms (IDF over the same sentences); a sentence from the kind of document the part
+    names (a term of its passage's title, ``titles``: "how did the statement describe …") first,
+    and a tie going to the sentence the whole question scores higher ("when was it to open?"
+    holds one term of its own). None when the question asks one thing."""
+    parts = asked_parts(question)
+    if len(parts) < 2:
+        return set()
+    kept = set()
+    for part in parts:
+        terms = _undated(part, hint)
+        if not terms:
+            continue
+        score = scorer(candidates, _expanded(part, terms, abbreviations))
+        named = set(TOKENS(part))
+        s, best = max(((score(c[3]), c) for c in candidates),
+                      key=lambda sc: (sc[0] > 0, bool(named & titles[sc[1][1][0]]), sc[0], overall(sc[1][3]),
+                                      [-x for x in sc[1][1]]))
+        if s > 0:
+            kept.add(best[1])
+    return kept
 
 
 def _changes(scored: list, best_other: float) -> str:
