@@ -120,8 +120,9 @@ def test_cli_unknown_metric_and_missing_directory(runs, capsys):
 
 
 @pytest.fixture(scope="module")
-def mlflow_store(tmp_path_factory, runs):
-    """One real sqlite store (slow to create: once per module) holding two evaluated runs."""
+def mlflow_store(tmp_path_factory, runs, agent_runs):
+    """One real sqlite store (slow to create: once per module) holding two evaluated runs and two
+    runs evaluated with an agent."""
     from mlflow.tracking import MlflowClient
 
     root = tmp_path_factory.mktemp("mlflow")
@@ -135,16 +136,25 @@ def mlflow_store(tmp_path_factory, runs):
         client.log_artifacts(run_id, str(runs[name] / "trec"), artifact_path="trec")
         client.set_terminated(run_id)
         ids[name] = run_id
+    for name in ("blind", "informed"):
+        run_id = client.create_run(exp).info.run_id
+        for artifact in ("per_question.jsonl", "agent_answers.jsonl"):
+            client.log_artifact(run_id, str(agent_runs[name][0] / artifact))
+        client.set_terminated(run_id)
+        ids[name] = run_id
     return uri, ids
 
 
-def test_cli_on_mlflow_run_ids(mlflow_store, capsys, monkeypatch):
+@pytest.mark.parametrize("a,b,metrics,route", [("weak", "good", "ndcg@10", "ranx"),
+                                                 ("blind", "informed", "answer_accuracy,auroc", "boot")])
+def test_cli_on_mlflow_run_ids(mlflow_store, capsys, monkeypatch, a, b, metrics, route):
+    """Retrieval metrics, and the agent's measures from the runs' agent_answers.jsonl."""
     uri, ids = mlflow_store
     monkeypatch.setenv("MLFLOW_TRACKING_URI", uri)
     monkeypatch.setenv("COLUMNS", "200")
-    assert main([ids["weak"], ids["good"], "--metrics", "ndcg@10"]) == 0
+    assert main([ids[a], ids[b], "--metrics", metrics]) == 0
     out = capsys.readouterr().out
-    assert "ndcg@10" in out and "ranx" in out
+    assert all(m in out for m in metrics.split(",")) and route in out
 
 
 def test_cli_missing_run_id_is_one_line_and_exit_2(mlflow_store):
@@ -163,3 +173,92 @@ def test_cli_missing_store_is_an_error(tmp_path, capsys, monkeypatch):
     assert main(["abc123", "def456"]) == 2
     assert "no MLflow store" in capsys.readouterr().err
     assert not (tmp_path / "absent.db").exists()
+
+
+# -- agent runs -------------------------------------------------------------------------------------
+def _answers(directory: Path, informed: bool) -> list:
+    """agent_answers.jsonl for 30 answerable questions (q00-q29, 20 answered right) and 10 unanswerable
+    ones (u0-u9, 8 abstained on); the confidence ranks right outputs above wrong ones (``informed``)
+    or is unrelated to them."""
+    from fedlab.evaluation.record import QuestionRecord
+
+    records = []
+    for i in range(40):
+        answerable = i < 30
+        qid = f"q{i:02d}" if answerable else f"u{i - 30}"
+        abstained = (not answerable and i < 38) or (answerable and i % 10 == 9)
+        answer_correct = answerable and not abstained and i % 3 != 0
+        correct = answer_correct or (not answerable and abstained)
+        confidence = ((0.9 if correct else 0.2) - i * 0.001) if informed else 0.3 + 0.6 * ((i * 7) % 11) / 11
+        records.append(QuestionRecord(id=qid, category="factual" if answerable else "unanswerable",
+                                      answerable=answerable, abstained=abstained, answer_correct=answer_correct,
+                                      correct=correct, missing_facts=[], n_citations=0, valid_citations=0,
+                                      raw_confidence=confidence, confidence=confidence))
+    write_jsonl(directory / "agent_answers.jsonl", [r.to_json() for r in records])
+    return records
+
+
+@pytest.fixture(scope="module")
+def agent_runs(tmp_path_factory):
+    """The same answers twice with an informed confidence, once with a blind one; each run's records."""
+    base = tmp_path_factory.mktemp("agent_runs")
+    good = {q: 1 for q in EVIDENCE}
+    out = {}
+    for name, informed in (("blind", False), ("informed", True), ("informed_copy", True)):
+        directory = _write_run(base / name, 100, good, name)
+        out[name] = (directory, _answers(directory, informed))
+    return out
+
+
+AGENT_METRICS = ["answer_accuracy", "abstention_accuracy", "false_abstention_rate", "correctness", "brier",
+                 "auroc", "ece", "coverage@precision0.9"]
+
+
+def test_agent_measures_compare_with_the_values_evaluate_reports(agent_runs):
+    """Each mean a comparison pairs is the value the evaluation summarises from the same answers."""
+    from fedlab.evaluation.answers.measures import summarize
+    from fedlab.evaluation.compare import compare
+
+    (blind_dir, _), (informed_dir, records) = agent_runs["blind"], agent_runs["informed"]
+    reported = summarize(records, [])
+    result = compare(str(blind_dir), str(informed_dir), AGENT_METRICS)
+    rows = {r.metric: r for r in result.rows}
+    for metric in AGENT_METRICS:
+        assert rows[metric].mean_b == pytest.approx(reported[metric]), metric
+    assert rows["answer_accuracy"].n_questions == 30 and rows["abstention_accuracy"].n_questions == 10
+    assert rows["auroc"].route == "boot" and rows["answer_accuracy"].route == ROUTE_PER_QUESTION
+
+
+def test_a_confidence_that_ranks_right_answers_first_is_significantly_better(agent_runs):
+    from fedlab.evaluation.compare import compare
+
+    result = compare(str(agent_runs["blind"][0]), str(agent_runs["informed"][0]), ["auroc", "brier", "answer_accuracy"])
+    rows = {r.metric: r for r in result.rows}
+    assert rows["auroc"].mean_b == 1.0 and rows["auroc"].mean_a < 0.8
+    assert rows["auroc"].better == "B" and rows["auroc"].p_value < 0.01
+    # brier: lower is better, and a win is a lower squared error
+    assert rows["brier"].delta < 0 and rows["brier"].better == "B" and rows["brier"].wins_b > rows["brier"].wins_a
+    assert rows["answer_accuracy"].delta == 0 and rows["answer_accuracy"].better is None  # the same answers
+
+
+def test_identical_agent_runs_never_differ(agent_runs):
+    from fedlab.evaluation.compare import compare
+
+    result = compare(str(agent_runs["informed"][0]), str(agent_runs["informed_copy"][0]), AGENT_METRICS)
+    for r in result.rows:
+        assert r.p_value == 1.0 and r.better is None and r.delta == 0.0, r
+
+
+def test_cli_agent_measures_need_agent_answers(runs, agent_runs, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "200")
+    assert main([str(agent_runs["blind"][0]), str(agent_runs["informed"][0]), "--metrics", "auroc,brier"]) == 0
+    out = capsys.readouterr().out
+    assert "auroc" in out and "boot" in out and "brier ↓" in out
+    assert main([str(runs["good"]), str(agent_runs["informed"][0]), "--metrics", "auroc"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "has no agent_answers.jsonl for auroc" in err[0]
+    broken = agent_runs["blind"][0].parent / "broken"
+    _write_run(broken, 100, {q: 1 for q in EVIDENCE}, "broken")
+    write_jsonl(broken / "agent_answers.jsonl", [{"id": "q00", "confidence": 0.5}])
+    assert main([str(broken), str(agent_runs["informed"][0]), "--metrics", "answer_accuracy"]) == 2
+    assert "row 1 is not a judged answer" in capsys.readouterr().err

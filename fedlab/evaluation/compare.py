@@ -6,9 +6,14 @@ A run is a local directory or an MLflow run id (tracking store: MLFLOW_TRACKING_
     per_question.jsonl   one object per question: "id" and the metric names (required)
     trec/run.trec        TREC run   (optional; with trec/qrels.trec enables ranx.compare)
     trec/qrels.trec      TREC qrels
+    agent_answers.jsonl  the agent's judged answers (optional; a run evaluated with an agent)
 
 Metric keys may be the fedlab names (``recall@5``) or their MLflow forms (``recall_at_5``).
-Which test route a metric takes is described in ``fedlab.evaluation.retrieval.significance``.
+Which test route a retrieval metric takes is described in ``fedlab.evaluation.retrieval.significance``.
+The agent's measures that are means over questions (``answer_accuracy``, ``abstention_accuracy``,
+``false_abstention_rate``, ``correctness``, ``brier``: fedlab.evaluation.answers.measures.question_scores)
+are tested question by question like them; ``auroc``, ``ece`` and ``coverage@precision0.9`` by a
+paired bootstrap (fedlab.evaluation.answers.significance).
 """
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ from fedlab.errors import FedlabError
 PER_QUESTION = "per_question.jsonl"
 TREC_RUN = "trec/run.trec"
 TREC_QRELS = "trec/qrels.trec"
+AGENT_ANSWERS = "agent_answers.jsonl"
 DEFAULT_METRICS = ("recall@5", "mrr@10", "ndcg@10")
 
 
@@ -60,7 +66,7 @@ def download_run(run_id: str, dest: Path) -> Path:
         names = {a.path for a in client.list_artifacts(run_id)} | {a.path for a in client.list_artifacts(run_id, "trec")}
         if PER_QUESTION not in names:
             raise FedlabError(f"MLflow run {run_id} has no {PER_QUESTION} artifact: was it evaluated?")
-        for path in (PER_QUESTION, TREC_RUN, TREC_QRELS):
+        for path in (PER_QUESTION, TREC_RUN, TREC_QRELS, AGENT_ANSWERS):
             if path in names:  # download_artifacts drops the folder: recreate it
                 target = (dest / path).parent
                 target.mkdir(parents=True, exist_ok=True)
@@ -71,15 +77,20 @@ def download_run(run_id: str, dest: Path) -> Path:
     return dest
 
 
-def read_per_question(path: Path) -> dict[str, dict[str, float]]:
-    """{qid: {metric: value}} from per_question.jsonl; non-numeric fields are skipped."""
-    from fedlab.tracking import metric_from_mlflow_name
+def _jsonl(path: Path) -> list:
     from fedlab.io import read_jsonl
 
     try:
-        rows = read_jsonl(path)
+        return read_jsonl(path)
     except ValueError as exc:
         raise FedlabError(f"{path} is not JSON lines: {exc}") from None
+
+
+def read_per_question(path: Path) -> dict[str, dict[str, float]]:
+    """{qid: {metric: value}} from per_question.jsonl; non-numeric fields are skipped."""
+    from fedlab.tracking import metric_from_mlflow_name
+
+    rows = _jsonl(path)
     out: dict[str, dict[str, float]] = {}
     for n, row in enumerate(rows, start=1):
         if not isinstance(row, dict) or not isinstance(row.get("id"), str):
@@ -93,8 +104,26 @@ def read_per_question(path: Path) -> dict[str, dict[str, float]]:
     return out
 
 
+def read_agent_answers(path: Path) -> list[dict]:
+    """The judged answers of agent_answers.jsonl, each with "id", "confidence" and "correct"."""
+    rows = _jsonl(path)
+    for n, row in enumerate(rows, start=1):
+        if not isinstance(row, dict) or not isinstance(row.get("id"), str) \
+                or not isinstance(row.get("confidence"), (int, float)) or not isinstance(row.get("correct"), bool):
+            raise FedlabError(f"{path}: row {n} is not a judged answer (it needs \"id\", \"confidence\" and "
+                              "\"correct\"): re-evaluate the run")
+    return rows
+
+
+def outputs_of(rows: list[dict]) -> dict[str, tuple[float, bool]]:
+    """{qid: (confidence as reported, correct)}: what the measures of the whole set read."""
+    return {row["id"]: (float(row["confidence"]), row["correct"]) for row in rows}
+
+
 def load_run(directory: Path, name: str):
-    """A ``RunData`` from a directory laid out as the module docstring says."""
+    """A ``RunData`` from a directory laid out as the module docstring says; with agent answers,
+    each question's scores on the agent's per-question measures join its metrics."""
+    from fedlab.evaluation.answers.measures import question_scores
     from fedlab.evaluation.retrieval.significance import RunData
     from fedlab.evaluation.retrieval.trec import read_qrels, read_run
 
@@ -105,6 +134,11 @@ def load_run(directory: Path, name: str):
     if (directory / TREC_RUN).is_file() and (directory / TREC_QRELS).is_file():
         data.qrels = read_qrels(directory / TREC_QRELS)
         data.run = read_run(directory / TREC_RUN)
+    if (directory / AGENT_ANSWERS).is_file():
+        for row in read_agent_answers(directory / AGENT_ANSWERS):
+            scores = question_scores(bool(row.get("answerable")), bool(row.get("abstained")),
+                                     bool(row.get("answer_correct")), bool(row["correct"]), float(row["confidence"]))
+            data.per_question.setdefault(str(row["id"]), {}).update(scores)
     return data
 
 
@@ -122,23 +156,44 @@ def compare(spec_a: str, spec_b: str, metrics: Sequence[str] = DEFAULT_METRICS, 
             alpha: float = 0.05, n_permutations: int = 1000):
     """The ``Comparison`` of run B against run A (each a run directory or an MLflow run id) on
     ``metrics``, each of which both runs must have."""
-    from fedlab.evaluation.retrieval.significance import compare_runs
+    from fedlab.evaluation.answers.measures import LOWER_IS_BETTER
+    from fedlab.evaluation.answers.significance import SET_MEASURES, compare_outputs
+    from fedlab.evaluation.retrieval.significance import Comparison, compare_runs
 
     with tempfile.TemporaryDirectory(prefix="fedlab-compare-") as scratch:
-        runs = [load_run(resolve(spec, Path(scratch) / label), name=spec)
-                for label, spec in (("a", spec_a), ("b", spec_b))]
-        for run in runs:
+        dirs = [resolve(spec, Path(scratch) / label) for label, spec in (("a", spec_a), ("b", spec_b))]
+        runs = [load_run(d, name=spec) for d, spec in zip(dirs, (spec_a, spec_b))]
+        whole_set = [m for m in metrics if m in SET_MEASURES]
+        outputs = []
+        for run, directory in zip(runs, dirs):
             present = {m for row in run.per_question.values() for m in row}
-            unknown = [m for m in metrics if m not in present]
+            has_answers = (directory / AGENT_ANSWERS).is_file()
+            if whole_set and not has_answers:
+                raise FedlabError(f"run {run.name} has no {AGENT_ANSWERS} for {whole_set[0]}: evaluate it with "
+                                  "an agent (the production config, or agent=default)")
+            unknown = [m for m in metrics if m not in present and m not in SET_MEASURES]
             if unknown:
-                raise FedlabError(f"run {run.name} has no metric {unknown[0]} (it has: {', '.join(sorted(present))})")
-        return compare_runs(runs[0], runs[1], list(metrics), stat_test, alpha, n_permutations)
+                raise FedlabError(f"run {run.name} has no metric {unknown[0]} (it has: "
+                                  f"{', '.join(sorted(present | (set(SET_MEASURES) if has_answers else set())))})")
+            outputs.append(outputs_of(read_agent_answers(directory / AGENT_ANSWERS)) if has_answers else {})
+        per_question = [m for m in metrics if m not in SET_MEASURES]
+        if per_question:
+            comparison = compare_runs(runs[0], runs[1], per_question, stat_test, alpha, n_permutations, LOWER_IS_BETTER)
+        else:
+            common = set(outputs[0]) & set(outputs[1])
+            comparison = Comparison(spec_a, spec_b, stat_test, alpha, [], sorted(set(outputs[0]) - common),
+                                    sorted(set(outputs[1]) - common))
+        rows = {r.metric: r for r in comparison.rows}
+        if whole_set:
+            rows.update({r.metric: r for r in compare_outputs(outputs[0], outputs[1], whole_set, alpha, n_permutations)})
+        comparison.rows = [rows[m] for m in metrics]
+        return comparison
 
 
 # -- rendering ------------------------------------------------------------------------------------
 def _fmt_p(p: float, n_permutations: int, stat_test: str) -> str:
-    if p == 0.0:  # fisher: no shuffle as extreme; student: underflow
-        return f"<{1 / n_permutations:.0e}" if stat_test == "fisher" else "<1e-99"
+    if p == 0.0:  # fisher / bootstrap: no shuffle or resample as extreme; student: underflow
+        return f"<{1 / n_permutations:.0e}" if stat_test in ("fisher", "bootstrap") else "<1e-99"
     return "nan" if math.isnan(p) else f"{p:.4f}" if p >= 1e-4 else f"{p:.0e}"
 
 
@@ -153,13 +208,15 @@ def render(comparison, n_permutations: int, console) -> None:
                          ("sig", "center"), ("B>A/=/A>B", "right"), ("n", "right"), ("route", "left")):
         table.add_column(col, justify=justify, no_wrap=True)
     for r in c.rows:
-        sig = ("[bold green]B[/]" if r.delta > 0 else "[bold red]A[/]") if r.significant else "no"
-        table.add_row(r.metric, f"{r.mean_a:.3f}", f"{r.mean_b:.3f}", f"{r.delta:+.3f}",
-                      _fmt_p(r.p_value, n_permutations, c.stat_test), sig,
-                      f"{r.wins_b}/{r.ties}/{r.wins_a}", str(r.n_questions), r.route)
+        sig = {"B": "[bold green]B[/]", "A": "[bold red]A[/]"}.get(r.better or "", "no")
+        wins = "—" if r.wins_b is None else f"{r.wins_b}/{r.ties}/{r.wins_a}"
+        test = "bootstrap" if r.route == "boot" else c.stat_test
+        table.add_row(r.metric + (" ↓" if r.lower_is_better else ""), f"{r.mean_a:.3f}", f"{r.mean_b:.3f}",
+                      f"{r.delta:+.3f}", _fmt_p(r.p_value, n_permutations, test), sig, wins, str(r.n_questions), r.route)
     console.print(table)
-    console.print("sig: the better run when p <= alpha; route: ranx = ranx.compare on the TREC files, "
-                  "per-q = per-question scores")
+    console.print("sig: the better run when p <= alpha (↓: lower is better); B>A/=/A>B: questions each run did "
+                  "better on; route: ranx = ranx.compare on the TREC files, per-q = per-question scores, "
+                  "boot = paired bootstrap of a measure of the whole set")
     for who, missing in (("A", c.only_a), ("B", c.only_b)):
         if missing:
             console.print(f"{len(missing)} question(s) only in {who} left out, e.g. {missing[0]}")

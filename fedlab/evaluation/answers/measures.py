@@ -79,16 +79,29 @@ def _share(values: list[bool]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+# the measures below that are a mean over questions, and the lower-is-better ones of them all
+PER_QUESTION_MEASURES = ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "correctness", "brier")
+LOWER_IS_BETTER = frozenset({"false_abstention_rate", "brier", "ece"})
+
+
+def question_scores(answerable: bool, abstained: bool, answer_correct: bool, correct: bool,
+                    confidence: float) -> dict[str, float]:
+    """One question's value of each measure of PER_QUESTION_MEASURES it counts in: the measure is
+    the mean of these over the questions that have it (what ``python -m fedlab.compare`` pairs)."""
+    scores = {"correctness": float(correct), "brier": (min(max(float(confidence), 0.0), 1.0) - float(correct)) ** 2}
+    if answerable:
+        scores.update(answer_accuracy=float(answer_correct), false_abstention_rate=float(abstained))
+    else:
+        scores["abstention_accuracy"] = float(abstained)
+    return scores
+
+
 def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer]) -> dict[str, float]:
     """The aggregate metrics listed in the module docstring (``results`` and ``answers`` align)."""
     answerable = [r for r in results if r.answerable]
-    negative = [r for r in results if not r.answerable]
+    scores = [question_scores(r.answerable, r.abstained, r.answer_correct, r.correct, r.confidence) for r in results]
     metrics: dict[str, float | None] = {
-        "answer_accuracy": _share([r.answer_correct for r in answerable]),
-        "abstention_accuracy": _share([r.abstained for r in negative]),
-        "false_abstention_rate": _share([r.abstained for r in answerable]),
-        "correctness": _share([r.correct for r in results]),
-    }
+        name: _share([q[name] for q in scores if name in q]) for name in PER_QUESTION_MEASURES if name != "brier"}
     by_cat: dict[str, list[bool]] = defaultdict(list)
     for r in answerable:
         by_cat[r.category].append(r.answer_correct)

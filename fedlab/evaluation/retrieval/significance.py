@@ -39,16 +39,24 @@ class MetricComparison:
     mean_b: float
     p_value: float
     significant: bool
-    wins_b: int  # questions where B scored higher than A
-    ties: int
-    wins_a: int
+    wins_b: int | None  # questions where B scored higher than A (None: a measure of the whole set)
+    ties: int | None
+    wins_a: int | None
     n_questions: int
-    route: str  # ROUTE_RANX ("ranx": ranx.compare on TREC files) or ROUTE_PER_QUESTION ("per-q")
+    route: str  # ROUTE_RANX ("ranx": ranx.compare on TREC files), ROUTE_PER_QUESTION ("per-q") or another module's
+    lower_is_better: bool = False  # ece, brier, false_abstention_rate
 
     @property
     def delta(self) -> float:
         """B minus A."""
         return self.mean_b - self.mean_a
+
+    @property
+    def better(self) -> str | None:
+        """"A" or "B", the better run when the difference is significant; None otherwise."""
+        if not self.significant or self.delta == 0:
+            return None
+        return "B" if (self.delta > 0) != self.lower_is_better else "A"
 
 
 @dataclass
@@ -104,20 +112,24 @@ def paired_p_value(a: Sequence[float], b: Sequence[float], stat_test: str = "stu
     return _fix_p(out[frozenset(["A", "B"])]["m"]["p_value"], a_arr, b_arr)
 
 
-def _row(metric: str, a: np.ndarray, b: np.ndarray, p: float, alpha: float, route: str) -> MetricComparison:
+def _row(metric: str, a: np.ndarray, b: np.ndarray, p: float, alpha: float, route: str,
+         lower_is_better: frozenset[str] = frozenset()) -> MetricComparison:
+    """A row; a win is the better value of the metric (the lower one when ``metric in lower_is_better``)."""
+    low = metric in lower_is_better
     return MetricComparison(
         metric=metric, mean_a=float(a.mean()), mean_b=float(b.mean()), p_value=p,
-        significant=bool(p <= alpha), wins_b=int((b > a).sum()), ties=int((b == a).sum()),
-        wins_a=int((a > b).sum()), n_questions=len(a), route=route,
+        significant=bool(p <= alpha), wins_b=int(((b < a) if low else (b > a)).sum()), ties=int((b == a).sum()),
+        wins_a=int(((a < b) if low else (a > b)).sum()), n_questions=len(a), route=route, lower_is_better=low,
     )
 
 
 def compare_per_question(a: RunData, b: RunData, metrics: Sequence[str], stat_test: str = "student",
-                         alpha: float = 0.05, n_permutations: int = 1000) -> Comparison:
+                         alpha: float = 0.05, n_permutations: int = 1000,
+                         lower_is_better: frozenset[str] = frozenset()) -> Comparison:
     """Paired tests on per-question metric values.
 
     A metric pairs the questions that carry it in both runs (rows of unanswerable questions
-    carry no retrieval metrics).
+    carry no retrieval metrics); ``lower_is_better``: the metrics whose lower value wins.
     """
     _check_test(stat_test)
     rows = []
@@ -130,7 +142,7 @@ def compare_per_question(a: RunData, b: RunData, metrics: Sequence[str], stat_te
         sa = np.array([a.per_question[q][metric] for q in common], dtype=np.float64)
         sb = np.array([b.per_question[q][metric] for q in common], dtype=np.float64)
         p = paired_p_value(sa, sb, stat_test, n_permutations)
-        rows.append(_row(metric, sa, sb, p, alpha, ROUTE_PER_QUESTION))
+        rows.append(_row(metric, sa, sb, p, alpha, ROUTE_PER_QUESTION, lower_is_better))
     return Comparison(
         a.name, b.name, stat_test, alpha, rows,
         only_a=sorted(set(a.per_question) - set(b.per_question)),
@@ -175,13 +187,14 @@ def ranx_route(a: RunData, b: RunData) -> bool:
 
 
 def compare_runs(a: RunData, b: RunData, metrics: Sequence[str], stat_test: str = "student",
-                 alpha: float = 0.05, n_permutations: int = 1000) -> Comparison:
+                 alpha: float = 0.05, n_permutations: int = 1000,
+                 lower_is_better: frozenset[str] = frozenset()) -> Comparison:
     """Compare two runs metric by metric, by the route the module docstring describes."""
     via_ranx = [m for m in metrics if m in RANX_METRICS] if ranx_route(a, b) else []
     per_question = [m for m in metrics if m not in via_ranx]
     rows = {}
     if per_question:
-        for row in compare_per_question(a, b, per_question, stat_test, alpha, n_permutations).rows:
+        for row in compare_per_question(a, b, per_question, stat_test, alpha, n_permutations, lower_is_better).rows:
             rows[row.metric] = row
     if via_ranx:
         for row in compare_trec(a.qrels, a.run, b.run, via_ranx, stat_test, alpha, n_permutations):
