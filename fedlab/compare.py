@@ -28,7 +28,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help=f"metric names, space or comma separated (default: {' '.join(DEFAULT_METRICS)})")
     parser.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     parser.add_argument("--test", choices=STAT_TESTS, default="student", help="paired test (default student)")
-    parser.add_argument("--permutations", type=int, default=1000, help="shuffles for --test fisher; resamples of the paired bootstrap (auroc, ece, "
+    parser.add_argument("--permutations", type=int, default=1000,
+                        help="shuffles for --test fisher; resamples of the paired bootstrap (auroc, ece, "
                              "coverage@precision0.9)")
     args = parser.parse_args(argv)
     args.metrics = [m for item in args.metrics for m in item.split(",") if m]

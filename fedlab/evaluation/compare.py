@@ -120,9 +120,10 @@ def outputs_of(rows: list[dict]) -> dict[str, tuple[float, bool]]:
     return {row["id"]: (float(row["confidence"]), row["correct"]) for row in rows}
 
 
-def load_run(directory: Path, name: str):
-    """A ``RunData`` from a directory laid out as the module docstring says; with agent answers,
-    each question's scores on the agent's per-question measures join its metrics."""
+def load_run(directory: Path, name: str, answers: list[dict] | None = None):
+    """A ``RunData`` from a directory laid out as the module docstring says; with the run's agent
+    answers (read_agent_answers), each question's scores on the agent's per-question measures
+    join its metrics."""
     from fedlab.evaluation.answers.measures import question_scores
     from fedlab.evaluation.retrieval.significance import RunData
     from fedlab.evaluation.retrieval.trec import read_qrels, read_run
@@ -134,11 +135,10 @@ def load_run(directory: Path, name: str):
     if (directory / TREC_RUN).is_file() and (directory / TREC_QRELS).is_file():
         data.qrels = read_qrels(directory / TREC_QRELS)
         data.run = read_run(directory / TREC_RUN)
-    if (directory / AGENT_ANSWERS).is_file():
-        for row in read_agent_answers(directory / AGENT_ANSWERS):
-            scores = question_scores(bool(row.get("answerable")), bool(row.get("abstained")),
-                                     bool(row.get("answer_correct")), bool(row["correct"]), float(row["confidence"]))
-            data.per_question.setdefault(str(row["id"]), {}).update(scores)
+    for row in answers or ():
+        scores = question_scores(bool(row.get("answerable")), bool(row.get("abstained")),
+                                 bool(row.get("answer_correct")), row["correct"], row["confidence"])
+        data.per_question.setdefault(row["id"], {}).update(scores)
     return data
 
 
@@ -161,21 +161,22 @@ def compare(spec_a: str, spec_b: str, metrics: Sequence[str] = DEFAULT_METRICS, 
     from fedlab.evaluation.retrieval.significance import Comparison, compare_runs
 
     with tempfile.TemporaryDirectory(prefix="fedlab-compare-") as scratch:
-        dirs = [resolve(spec, Path(scratch) / label) for label, spec in (("a", spec_a), ("b", spec_b))]
-        runs = [load_run(d, name=spec) for d, spec in zip(dirs, (spec_a, spec_b))]
         whole_set = [m for m in metrics if m in SET_MEASURES]
-        outputs = []
-        for run, directory in zip(runs, dirs):
-            present = {m for row in run.per_question.values() for m in row}
-            has_answers = (directory / AGENT_ANSWERS).is_file()
-            if whole_set and not has_answers:
+        runs, outputs = [], []
+        for label, spec in (("a", spec_a), ("b", spec_b)):
+            directory = resolve(spec, Path(scratch) / label)
+            answers = read_agent_answers(directory / AGENT_ANSWERS) if (directory / AGENT_ANSWERS).is_file() else None
+            run = load_run(directory, spec, answers)
+            if whole_set and answers is None:
                 raise FedlabError(f"run {run.name} has no {AGENT_ANSWERS} for {whole_set[0]}: evaluate it with "
                                   "an agent (the production config, or agent=default)")
+            present = {m for row in run.per_question.values() for m in row}
             unknown = [m for m in metrics if m not in present and m not in SET_MEASURES]
             if unknown:
                 raise FedlabError(f"run {run.name} has no metric {unknown[0]} (it has: "
-                                  f"{', '.join(sorted(present | (set(SET_MEASURES) if has_answers else set())))})")
-            outputs.append(outputs_of(read_agent_answers(directory / AGENT_ANSWERS)) if has_answers else {})
+                                  f"{', '.join(sorted(present | (set(SET_MEASURES) if answers is not None else set())))})")
+            runs.append(run)
+            outputs.append(outputs_of(answers or []))
         per_question = [m for m in metrics if m not in SET_MEASURES]
         if per_question:
             comparison = compare_runs(runs[0], runs[1], per_question, stat_test, alpha, n_permutations, LOWER_IS_BETTER)

@@ -389,7 +389,7 @@ def _parts_best(question: str, hint, candidates: list, titles: list[frozenset[st
     part's own terms (IDF over the same sentences); a sentence from the kind of document the part
     names (a term of its passage's title, ``titles``: "how did the statement describe …") first,
     and a tie going to the sentence the whole question scores higher ("when was it to open?"
-    holds one term of its own). None when the question asks one thing."""
+    holds one term of its own). Empty when the question asks one thing."""
     parts = asked_parts(question)
     if len(parts) < 2:
         return set()

@@ -88,7 +88,7 @@ def question_scores(answerable: bool, abstained: bool, answer_correct: bool, cor
                     confidence: float) -> dict[str, float]:
     """One question's value of each measure of PER_QUESTION_MEASURES it counts in: the measure is
     the mean of these over the questions that have it (what ``python -m fedlab.compare`` pairs)."""
-    scores = {"correctness": float(correct), "brier": (min(max(float(confidence), 0.0), 1.0) - float(correct)) ** 2}
+    scores = {"correctness": float(correct), "brier": brier([confidence], [correct])}
     if answerable:
         scores.update(answer_accuracy=float(answer_correct), false_abstention_rate=float(abstained))
     else:
