@@ -14,6 +14,10 @@ export FEDLAB_MIRROR
 endif
 JOBS ?= 1
 LAUNCHER ?= local
+# Test workers (pytest-xdist): most of the suite waits on subprocesses, servers and a Ray cluster,
+# so two workers on two cores finish in two thirds of the time. TEST_WORKERS=0 runs one process.
+TEST_WORKERS ?= auto
+PYTEST_WORKERS := -n $(TEST_WORKERS) --maxprocesses=4
 export MLFLOW_DISABLE_TELEMETRY ?= true
 export RAGAS_DO_NOT_TRACK ?= true
 export LITELLM_LOCAL_MODEL_COST_MAP ?= True
@@ -26,7 +30,7 @@ export TRANSFORMERS_OFFLINE ?= 1
 help:
 	@echo "make install   create .venv (Python 3.11) with torch CPU and fedlab[dev] under constraints.txt"
 	@echo "make data      build the FOMC corpus (FEDLAB_MIRROR=DIR reads a saved copy of the site)"
-	@echo "make test      run the test suite"
+	@echo "make test      run the test suite (TEST_WORKERS=N workers; auto = one per core, at most 4; 0 = one process)"
 	@echo "make sweep     the main job: run a study (STUDY=default|tpe|ann|embedders|..., JOBS=2 for parallel jobs,"
 	@echo "               LAUNCHER=ray|slurm|slurm_local to run its configs on a cluster)"
 	@echo "make export    best run of the latest sweep -> conf/production.yaml"
@@ -56,10 +60,10 @@ $(CORPUS): | $(STAMP)
 	$(PYTHON) -m fedlab.ingest
 
 test: $(STAMP)
-	$(PYTHON) -m pytest -m "not slow"
+	$(PYTHON) -m pytest -m "not slow" $(PYTEST_WORKERS)
 
 test-all: $(STAMP)
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest $(PYTEST_WORKERS)
 
 # Writes reports/ann_benchmark.md (git-ignored: benchmarking leaves the checkout clean).
 bench: $(STAMP) $(CORPUS)
