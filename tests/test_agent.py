@@ -78,6 +78,17 @@ def test_factual_question_gets_cited_sentences_from_the_right_meeting(agent, sea
     assert a.latency_ms["total"] >= a.latency_ms["search"] > 0
 
 
+@pytest.mark.parametrize("question,lo,hi", [
+    ("Where did the FOMC leave the fed funds target range at its 1/30/2019 meeting?", "2019-01-30", "2019-01-30"),
+    ("Where did the FOMC leave the fed funds target range at its January '19 meeting?", "2019-01-01", "2019-01-31"),
+    ("What did the FOMC decide about interest rates in the summer of 2019?", "2019-06-01", "2019-08-31"),
+])
+def test_a_date_in_any_written_form_narrows_the_answer_to_its_meetings(agent, question, lo, hi):
+    a = agent(question)
+    assert not a.abstained and a.citations
+    assert all(lo <= c.meeting_date <= hi for c in a.citations), [c.meeting_date for c in a.citations]
+
+
 def test_off_topic_question_abstains_without_citations(agent):
     a = agent("How do I change a flat tire on a car?")
     assert a.abstained and a.intent == "off_topic" and a.abstain_reason == "off_topic"

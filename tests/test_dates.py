@@ -25,6 +25,17 @@ CASES = [
     ("the April 30-May 1, 2024 meeting", "2024-04-30", "2024-05-01", "meeting"),
     ("What did the statement of March 15, 2020 say?", "2020-03-15", "2020-03-15", "meeting"),
     ("the 2024-01-31 statement", "2024-01-31", "2024-01-31", "meeting"),
+    # numeric dates (month first; day first when the first number cannot be a month), years with an apostrophe
+    ("What did the Committee say in its statement of 12/14/2022?", "2022-12-14", "2022-12-14", "meeting"),
+    ("the 3/20/24 statement", "2024-03-20", "2024-03-20", "meeting"),
+    ("the minutes of the meeting on 31/1/2024", "2024-01-31", "2024-01-31", "meeting"),
+    ("What did the June '22 statement say?", "2022-06-01", "2022-06-30", "meeting"),
+    ("How many times did the Fed hike in ’23?", "2023-01-01", "2023-12-31", "year"),
+    # seasons
+    ("How did the Fed respond in the spring of 2020?", "2020-03-01", "2020-05-31", "span"),
+    ("What was decided in summer 2022?", "2022-06-01", "2022-08-31", "span"),
+    ("the outlook in autumn 2023", "2023-09-01", "2023-11-30", "span"),
+    ("Between spring 2020 and fall 2021, what did the Committee do?", "2020-03-01", "2021-11-30", "multi_year"),
     ("What rate did the directive effective October 15, 2019 specify?", "2019-10-10", "2019-10-15", "meeting"),
     # years
     ("How did the Fed describe inflation in 2022?", "2022-01-01", "2022-12-31", "year"),
@@ -179,6 +190,10 @@ NEGATIVES = [
     "May the Committee raise rates again?",
     "The Committee may raise rates further.",
     "What is the longer-run neutral rate?",
+    "Was it a '50 basis point' move?",
+    "Would the range fall to 3/4 percent?",
+    "What did participants expect for the spring?",  # no year anywhere to anchor it
+    "Did inflation fall 2 percent short?",
 ]
 
 

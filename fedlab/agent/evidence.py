@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 
 from fedlab.index.tokens import Tokenizer
 from fedlab.lm.answer_types import asked_types, held_types
+from fedlab.retrieval.dates import NUMERIC_DATES
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 
 TOKENS = Tokenizer()
@@ -113,6 +114,7 @@ class QuestionTerms:
 def question_terms(question: str, hint: DateHint | None, vocab: Vocabulary,
                    generic: frozenset[str] = frozenset()) -> QuestionTerms:
     dated = set(TOKENS(hint.text)) if hint is not None and hint.text else set()
+    dated |= set(TOKENS(" ".join(NUMERIC_DATES.findall(question))))  # a date in numbers is no term
     content = [t for t in dict.fromkeys(TOKENS(question)) if t not in dated and t not in generic]
     words = set(TOKENS(" ".join(_CAPITALISED.findall(question))))
     numbers = {t for t in TOKENS(question) if t[:1].isdigit()}

@@ -93,6 +93,7 @@ from fedlab.lm.administered_path import administered_path_answer
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
 from fedlab.lm.said_runs import said_answer, split_said
 from fedlab.lm.vote_record import VOTE_SENTENCE, is_vote_record, vote_record_answer
+from fedlab.retrieval.dates import NUMERIC_DATES
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
@@ -148,7 +149,7 @@ _MONTH_NAME = re.compile(r"\b(?:January|February|March|April|May|June|July|Augus
                          r"|December)\b")
 _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 _DATE_EXPRESSION = re.compile(
-    r"\b\d{4}-\d{2}-\d{2}\b|\b(?:19[5-9]\d|20[0-6]\d)s?\b"
+    NUMERIC_DATES.pattern + r"|\b(?:19[5-9]\d|20[0-6]\d)s?\b"
     r"|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?\b)?|\bq[1-4]\b|\b[1-4]q\b"
     # a move named by its date is the meeting, not a term to match ("the October 2019 cut")

@@ -1,7 +1,10 @@
 """Deterministic date-hint parser: the date range (and its scope) a question asks about.
 
-Pipeline: find date *atoms* left to right (ISO days, "January 30-31, 2024", "Q3 2021",
-"first half of 2023", "mid-2021", "June 2022", bare months, bare years, "this/last year"),
+Pipeline: find date *atoms* left to right (ISO days, "12/14/2022" and "12/14/22" (month first;
+day first when the first number cannot be a month), "January 30-31, 2024", "Q3 2021", "first half
+of 2023", "mid-2021", "the summer of 2022" (spring, summer, fall / autumn: three months each;
+winter spans two years and is read as neither), "June 2022", "June '22", bare months, bare years,
+"'22", "this/last year"),
 masking each match so later patterns cannot reuse its digits; give year-less atoms
 ("the June meeting", "second half", "March and June 2022") the year of the nearest dated
 atom, preferring the one to the right; join atoms into ranges ("between A and B",
@@ -43,13 +46,20 @@ MONTHS = {
 _MON = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
         r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![a-z])\.?")
 _FULL_MON = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
+# dates written in numbers alone ("2024-01-31", "12/14/2022", "12/14/22", "'22"): tokens no passage
+# holds, so they are not terms a passage should match
+NUMERIC_DATES = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|(?<![\w/.$-])\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})\b"
+                           r"|(?<![\w'’])['’]\d\d\b")
+# after a year's digits: not more number characters, not an amount or a rate
+_NOT_AMOUNT = r"(?![\w%]|[.,]\d|\s*(?:percent|per cent|pct|basis|bps?|billion|million|trillion|thousand|dollars)\b)"
 # A year: 1950-2069, not glued to other number characters, not an amount or a rate.
-_YEAR_CORE = (r"(?:19[5-9]\d|20[0-6]\d)(?![\w%]|[.,]\d|\s*(?:percent|per cent|pct|basis|bps?|"
-              r"billion|million|trillion|thousand|dollars)\b)")
+_YEAR_CORE = r"(?:19[5-9]\d|20[0-6]\d)" + _NOT_AMOUNT
 _YEAR = r"(?<![\w$.,/€£-])" + _YEAR_CORE  # standalone: not glued to a preceding number or sign
 _ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _PART = {"early": (1, 4), "beginning of": (1, 4), "start of": (1, 4), "mid": (5, 8), "middle of": (5, 8),
          "late": (9, 12), "end of": (9, 12)}
+# the northern-hemisphere seasons by month; winter straddles two years and is left to the year alone
+SEASONS = {"spring": (3, 5), "summer": (6, 8), "fall": (9, 11), "autumn": (9, 11)}
 # A month followed by one of these names a meeting ("the July 2019 rate cut", "the December 2023 dot plot").
 _MEETING_AFTER = re.compile(
     r"^\s*,?\s*(?:fomc\s+|committee\s+|policy\s+|monetary\s+policy\s+|rate\s+|quarter-point\s+|"
@@ -171,6 +181,30 @@ def _days(m) -> _Atom | None:
     return _Atom(0, 0, d1, d2, "day", year=y)
 
 
+def _century(yy: str) -> int:
+    """A two-digit year in the parser's span of years, 1950-2069: '22 is 2022, '08 is 2008."""
+    return 2000 + int(yy) if int(yy) < 70 else 1900 + int(yy)
+
+
+def _numeric_day(m) -> _Atom | None:
+    """12/14/2022 or 12/14/22 (month first, as US usage writes it); 14/12/2022, whose first number
+    cannot be a month, day first."""
+    a, b = int(m["a"]), int(m["b"])
+    y = int(m["y"]) if len(m["y"]) == 4 else _century(m["y"])
+    month, day = (a, b) if a <= 12 else (b, a)
+    d = _safe_date(y, month, day)
+    return _Atom(0, 0, d, d, "day", year=d.year) if d else None
+
+
+def _short_year(m) -> _Atom:
+    y = _century(m["y"])
+    return _Atom(0, 0, date(y, 1, 1), date(y, 12, 31), "year", year=y)
+
+
+def _season(m) -> _Atom:
+    return _months_atom(*SEASONS[m["s"].lower()], m["y"])
+
+
 def _year_range(m) -> _Atom | None:
     y1, tail = int(m["y1"]), m["y2"]
     y2 = int(tail) if len(tail) == 4 else (y1 // 100) * 100 + int(tail)
@@ -201,6 +235,7 @@ _PATTERNS = [  # (regex, atom maker, flags); order matters: longer forms first
      + r"\s*,?\s*(?:to|through|thru|until|till)\s+the\s+(?:year'?s\s+)?last(?:\s+(?:fomc\s+)?(?:meeting|one))?"
      + _OF_YEAR.format("y2"), _first_to_last, re.I),
     (r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b", _iso, re.I),
+    (r"(?<![\w/.$-])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>(?:19|20)\d\d|\d\d)(?![\w/%]|[.,]\d)", _numeric_day, re.I),
     (rf"\b(?P<m1>{_MON})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:\s*(?:-|–|to|and)\s*(?:(?P<m2>{_MON})\s+)?"
      rf"(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)?,?\s+(?P<y>{_Y})", _days, re.I),
     (rf"(?P<y1>{_Y})\s*(?:-|–|—|/)\s*(?P<y2>(?:19|20)\d\d|\d\d)(?![\w%]|[.,]\d)", _year_range, re.I),
@@ -213,8 +248,14 @@ _PATTERNS = [  # (regex, atom maker, flags); order matters: longer forms first
      rf"(?:\s*,?\s*(?:of\s+)?(?:the\s+year\s+)?(?P<y>{_Y}))?", _half, re.I),
     (rf"\b(?P<p>early|mid|late|(?:the\s+)?(?:beginning|start|middle|end)\s+of)[-\s]+(?:the\s+year\s+)?"
      rf"(?:in\s+)?(?P<y>{_YEAR_CORE})", _part, re.I),
+    (rf"\b(?P<s>spring|summer|fall|autumn)\s+(?:of\s+)?(?:the\s+year\s+)?(?P<y>{_YEAR_CORE})", _season, re.I),
     (rf"\b(?P<m>{_MON})\s*,?\s*(?:of\s+)?(?P<y>{_Y})",
      lambda m: _months_atom(_mon(m["m"]), _mon(m["m"]), m["y"], "month"), re.I),
+    # a year written with an apostrophe: "June '22", "the '22 hikes"
+    (rf"\b(?P<m>{_MON})\s*,?\s*['’](?P<y>\d\d)" + _NOT_AMOUNT,
+     lambda m: _months_atom(_mon(m["m"]), _mon(m["m"]), str(_century(m["y"])), "month"), re.I),
+    (r"(?<![\w'’])['’](?P<y>\d\d)" + _NOT_AMOUNT,
+     _short_year, re.I),
 ]
 
 
