@@ -93,9 +93,9 @@ from fedlab.lm.administered_path import administered_path_answer
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
 from fedlab.lm.said_runs import said_answer, split_said
 from fedlab.lm.vote_record import VOTE_SENTENCE, is_vote_record, vote_record_answer
-from fedlab.retrieval.dates import NUMERIC_DATES
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
+from fedlab.retrieval.dates import NUMERIC_DATES
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 TOKENS = Tokenizer()
