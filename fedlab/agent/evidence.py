@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 
 from fedlab.index.tokens import Tokenizer
 from fedlab.lm.answer_types import asked_types, held_types
-from fedlab.retrieval.dates import NUMERIC_DATES
+from fedlab.retrieval.dates import numeric_date_tokens
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 
 TOKENS = Tokenizer()
@@ -114,7 +114,7 @@ class QuestionTerms:
 def question_terms(question: str, hint: DateHint | None, vocab: Vocabulary,
                    generic: frozenset[str] = frozenset()) -> QuestionTerms:
     dated = set(TOKENS(hint.text)) if hint is not None and hint.text else set()
-    dated |= set(TOKENS(" ".join(NUMERIC_DATES.findall(question))))  # a date in numbers is no term
+    dated |= numeric_date_tokens(question, TOKENS)  # a date in numbers is no term
     content = [t for t in dict.fromkeys(TOKENS(question)) if t not in dated and t not in generic]
     words = set(TOKENS(" ".join(_CAPITALISED.findall(question))))
     numbers = {t for t in TOKENS(question) if t[:1].isdigit()}

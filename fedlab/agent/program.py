@@ -41,7 +41,7 @@ from fedlab.agent.types import AgentAnswer, Citation
 from fedlab.errors import FedlabError
 from fedlab.index.filter import MetadataFilter
 from fedlab.index.tokens import Tokenizer
-from fedlab.retrieval.dates import NUMERIC_DATES
+from fedlab.retrieval.dates import numeric_date_tokens
 from fedlab.retrieval.two_pass import preferring_doc_types
 from fedlab.retrieval.types import SCOPES, DateHint, Hit, RetrievalResult
 
@@ -205,7 +205,7 @@ class AgentProgram:
         """One search judged: its retrieval signals and score, and — with a vocabulary — the
         question and evidence features, scored by the model when there is one."""
         s = self.settings
-        words = set(_TOKENS(question)) - set(_TOKENS(" ".join(NUMERIC_DATES.findall(question))))
+        words = set(_TOKENS(question)) - numeric_date_tokens(question, _TOKENS)
         if result.hint is not None and result.hint.text:
             words -= set(_TOKENS(result.hint.text))
         signals = retrieval_signals(words, result.hits, lambda h: set(_TOKENS(h.chunk.text)), result.hint,

@@ -46,12 +46,15 @@ MONTHS = {
 _MON = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
         r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![a-z])\.?")
 _FULL_MON = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
-# dates written in numbers alone ("2024-01-31", "12/14/2022", "12/14/22", "'22"): tokens no passage
-# holds, so they are not terms a passage should match
-NUMERIC_DATES = re.compile(r"\b\d{4}-\d{2}-\d{2}\b|(?<![\w/.$-])\d{1,2}/\d{1,2}/(?:\d{4}|\d{2})\b"
-                           r"|(?<![\w'’])['’]\d\d\b")
 # after a year's digits: not more number characters, not an amount or a rate
 _NOT_AMOUNT = r"(?![\w%]|[.,]\d|\s*(?:percent|per cent|pct|basis|bps?|billion|million|trillion|thousand|dollars)\b)"
+# dates written in numbers alone, as the parser reads them: "2024-01-31", "12/14/2022" or "12/14/22", "'22"
+_ISO_DATE = r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"
+_NUMERIC_DAY = r"(?<![\w/.$-])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>(?:19|20)\d\d|\d\d)(?![\w/%]|[.,]\d)"
+_SHORT_YEAR = r"(?<![\w'’])['’](?P<y>\d\d)" + _NOT_AMOUNT
+# the same, unnamed and in one pattern: tokens no passage holds, so not terms a passage should match
+NUMERIC_DATES = re.compile("|".join(re.sub(r"\?P<\w+>", "?:", pattern)
+                                    for pattern in (_ISO_DATE, _NUMERIC_DAY, _SHORT_YEAR)))
 # A year: 1950-2069, not glued to other number characters, not an amount or a rate.
 _YEAR_CORE = r"(?:19[5-9]\d|20[0-6]\d)" + _NOT_AMOUNT
 _YEAR = r"(?<![\w$.,/€£-])" + _YEAR_CORE  # standalone: not glued to a preceding number or sign
@@ -196,11 +199,6 @@ def _numeric_day(m) -> _Atom | None:
     return _Atom(0, 0, d, d, "day", year=d.year) if d else None
 
 
-def _short_year(m) -> _Atom:
-    y = _century(m["y"])
-    return _Atom(0, 0, date(y, 1, 1), date(y, 12, 31), "year", year=y)
-
-
 def _season(m) -> _Atom:
     return _months_atom(*SEASONS[m["s"].lower()], m["y"])
 
@@ -213,9 +211,12 @@ def _year_range(m) -> _Atom | None:
     return _Atom(0, 0, date(y1, 1, 1), date(y2, 12, 31), "range", year=y1)
 
 
-def _year(m) -> _Atom:
-    y = int(m.group())
+def _year_atom(y: int) -> _Atom:
     return _Atom(0, 0, date(y, 1, 1), date(y, 12, 31), "year", year=y)
+
+
+def _year(m) -> _Atom:
+    return _year_atom(int(m.group()))
 
 
 def _first_to_last(m) -> _Atom:
@@ -234,8 +235,8 @@ _PATTERNS = [  # (regex, atom maker, flags); order matters: longer forms first
     (r"\bfrom\s+the\s+(?:year'?s\s+)?first\s+(?:fomc\s+)?meeting" + _OF_YEAR.format("y")
      + r"\s*,?\s*(?:to|through|thru|until|till)\s+the\s+(?:year'?s\s+)?last(?:\s+(?:fomc\s+)?(?:meeting|one))?"
      + _OF_YEAR.format("y2"), _first_to_last, re.I),
-    (r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b", _iso, re.I),
-    (r"(?<![\w/.$-])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>(?:19|20)\d\d|\d\d)(?![\w/%]|[.,]\d)", _numeric_day, re.I),
+    (_ISO_DATE, _iso, re.I),
+    (_NUMERIC_DAY, _numeric_day, re.I),
     (rf"\b(?P<m1>{_MON})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:\s*(?:-|–|to|and)\s*(?:(?P<m2>{_MON})\s+)?"
      rf"(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)?,?\s+(?P<y>{_Y})", _days, re.I),
     (rf"(?P<y1>{_Y})\s*(?:-|–|—|/)\s*(?P<y2>(?:19|20)\d\d|\d\d)(?![\w%]|[.,]\d)", _year_range, re.I),
@@ -254,8 +255,7 @@ _PATTERNS = [  # (regex, atom maker, flags); order matters: longer forms first
     # a year written with an apostrophe: "June '22", "the '22 hikes"
     (rf"\b(?P<m>{_MON})\s*,?\s*['’](?P<y>\d\d)" + _NOT_AMOUNT,
      lambda m: _months_atom(_mon(m["m"]), _mon(m["m"]), str(_century(m["y"])), "month"), re.I),
-    (r"(?<![\w'’])['’](?P<y>\d\d)" + _NOT_AMOUNT,
-     _short_year, re.I),
+    (_SHORT_YEAR, lambda m: _year_atom(_century(m["y"])), re.I),
 ]
 
 
@@ -360,6 +360,12 @@ def _segments(atoms: list[_Atom], text: str, today: date) -> list[_Segment]:
             segs.append(_Segment(a.lo, a.hi, a.start, a.end, [a]))
         i += 1
     return segs
+
+
+def numeric_date_tokens(text: str, tokenize) -> set[str]:
+    """The tokens (``tokenize``: a fedlab.index.tokens.Tokenizer) of the dates ``text`` writes in
+    numbers alone."""
+    return set(tokenize(" ".join(NUMERIC_DATES.findall(text))))
 
 
 def parse_date_hint(question: str, today: date | None = None) -> DateHint | None:
