@@ -487,6 +487,42 @@ def test_change_passages_are_not_used_for_other_questions():
     assert "[Source 4]" not in answer
 
 
+def test_who_voted_is_no_change_of_the_policy_unless_the_question_asks_about_votes():
+    """The roster changes with the rotation at every year's first meeting: a question comparing two
+    meetings' actions is answered with the decisions, not with the new list of voters."""
+    from fedlab.retrieval.changes import dropped_by, new_since
+
+    roster_old = "Voting for the monetary policy action were Jerome H. Powell, Chair; Esther L. George; and Loretta J. Mester."
+    roster_new = "Voting for the monetary policy action were Jerome H. Powell, Chair; Susan M. Collins; and Neel Kashkari."
+    alternate = "Neel Kashkari voted as an alternate member at this meeting."
+    passages = [passage(1, "2022-12-14", raise_to("4-1/4 to 4-1/2")), passage(2, "2023-02-01", raise_to("4-1/2 to 4-3/4")),
+                passage(3, "2022-12-14", roster_old, section=dropped_by("2023-02-01", 1)),
+                passage(4, "2023-02-01", roster_new, section=new_since("2022-12-14", 1)),
+                passage(5, "2023-02-01", alternate, section=new_since("2022-12-14", 2))]
+    answer = synthesize_answer("How did the FOMC's action in December 2022 differ from its action in February 2023?",
+                               passages)["answer"]
+    assert "4-1/4 to 4-1/2 percent" in answer and "4-1/2 to 4-3/4 percent" in answer
+    assert "Voting for" not in answer and "alternate" not in answer
+    assert_grounds(answer, 5)
+    votes = synthesize_answer("How did the vote differ between December 2022 and February 2023?", passages)["answer"]
+    assert "Susan M. Collins" in votes or "Kashkari" in votes
+
+
+@pytest.mark.parametrize("question", ["Compare the Committee's decisions at the July 2019 and September 2019 meetings.",
+                                      "How did the FOMC's action in July 2019 differ from its action in September 2019?"])
+def test_a_decision_or_action_is_what_the_committee_decided(question):
+    """Porter stems "decisions" and "decided" apart; the statements write every action as "the
+    Committee decided to …"."""
+    other = ("Given the Committee's decision to bring forward the timing of these purchases to August, the Desk "
+             "planned to release an operational statement.")
+    passages = [passage(1, "2019-07-31", other, kind="minutes"),
+                passage(2, "2019-07-31", lower_by("1/4", "2 to 2-1/4")),
+                passage(3, "2019-09-18", lower_by("1/4", "1-3/4 to 2"))]
+    answer = synthesize_answer(question, passages)["answer"]
+    assert "2 to 2-1/4 percent" in answer and "1-3/4 to 2 percent" in answer
+    assert_grounds(answer, 3)
+
+
 def test_a_sentence_referring_back_is_kept_with_the_one_it_continues():
     passages = [passage(1, "2021-12-15", "Participants generally noted that changes in the target range for the federal "
                                          "funds rate should be the primary means of adjusting the stance of policy. "

@@ -46,6 +46,26 @@ def test_added_and_dropped_sentences_in_document_order():
     assert [c.edit for c in change.added] == [c.edit for c in change.dropped] == [1, 2]
 
 
+def test_a_sentence_whose_numbers_changed_is_a_change_however_long():
+    """A long decision sentence that only moved its range shares more than SAME_SENTENCE of its
+    words with the old one; the new numbers are the decision, so it is added and dropped, one edit."""
+    long_old = RAISE.replace(" percent.", " percent and anticipates that ongoing increases in the target range "
+                                          "will be appropriate.").replace("2-1/2 to 2-3/4", "1/4 to 1/2")
+    long_new = long_old.replace("1/4 to 1/2", "3/4 to 1")
+    words = [set(s.lower().replace(".", "").split()) for s in (long_old, long_new)]
+    assert len(words[0] & words[1]) / len(words[0] | words[1]) >= 0.85  # the words alone say "the same"
+    march = statement("2022-03-16", GOALS, long_old)
+    may = statement("2022-05-04", GOALS, long_new)
+    change = statement_change(march, may)
+    assert texts(may, change.added) == [long_new]
+    assert texts(march, change.dropped) == [long_old]
+    assert change.added[0].edit == change.dropped[0].edit == 1
+    assert change.added[0].overlap >= 0.85  # matched closely, yet changed
+    # the same numbers in another order of the same words: unchanged
+    same = statement("2022-05-04", GOALS, long_old)
+    assert statement_change(march, same).added == statement_change(march, same).dropped == []
+
+
 def test_edits_follow_the_unchanged_sentences_not_the_shared_words():
     """A sentence inserted between two unchanged ones is an edit of its own; a replacement, where the
     old one stood, shares its edit; adjacent changed sentences are one edit."""

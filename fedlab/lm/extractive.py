@@ -14,7 +14,8 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   confidence decide), else off_topic.
 - reformulate_query: attempt 1 drops the date words and function words (the date range is
   applied as a filter anyway); attempt 2 adds the Committee's own terms for what was asked
-  (VOCABULARY_EXPANSIONS).
+  (VOCABULARY_EXPANSIONS: "decision" and "action" are what "the Committee decided to …", a
+  pair the stemmer keeps apart).
 - synthesize_answer: splits the passages into sentences (a sentence ending in a colon introduces
   a list and is read with the rest of its passage) and ranks them by IDF-weighted overlap
   with the question's terms plus the expansions above (numbers count double) and, for each
@@ -26,7 +27,9 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   passages, fedlab.retrieval.changes) are kept apart for rule 0. Then, first rule that applies:
   0. statement changes: a question asking about a change (a word of
      fedlab.retrieval.changes.CHANGE_WORDS: change, shift, evolve, differ, compare, new, revise,
-     …) that was handed change passages is answered pair of consecutive statements by pair, in
+     …) that was handed change passages (less the roster — who voted for the action, who voted
+     as an alternate — which changes with the rotation, not the policy, unless the question asks
+     about votes: ROSTER) is answered pair of consecutive statements by pair, in
      date order: "New in June 2019 (since May 2019): …" then "Dropped from May 2019 (by June
      2019): …", up to MAX_MEETINGS // pairs sentences a side, best first. Only the changed
      sentences that share a term with the question, when any does (a question naming no topic —
@@ -120,6 +123,8 @@ VOCABULARY_EXPANSIONS = {
     stem("rate"): "target range for the federal funds rate",
     stem("hike"): "raise the target range",
     stem("cut"): "lower the target range",
+    stem("decision"): "decided",
+    stem("action"): "decided",
     stem("inflation"): "inflation remains elevated 2 percent objective",
     stem("prices"): "inflation prices",
     stem("jobs"): "employment labor market unemployment rate",
@@ -140,6 +145,8 @@ MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least 
 CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replaces a repeated one
 # a sentence opening with a word that refers back continues the one before it ("This preference reflected …")
 CONTINUES = re.compile(r"(?:This|These|That|Those|Such|It|Its|They|Their|He|His|She|Her)\b")
+# who voted for the action, who voted as an alternate: the roster changes with the rotation, not the policy
+ROSTER = re.compile(r"\s*(?:Voting\s+for\b|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\s+voted\s+as\s+(?:an\s+)?alternate\b)")
 MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
 REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other
 # a further part of a question: ", and" / "and" before a question word or an auxiliary that opens one
@@ -313,6 +320,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     q_terms = _undated(question, hint)
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date, edit)
     titles = []  # each passage's title terms ("FOMC statement, March 22, 2023" -> fomc, statement)
+    drop_rosters = not asks_about_votes(question)
     for i, passage in enumerate(passages):
         n, sentences = _sentences(passage)
         titles.append(_title_terms(passage))
@@ -324,7 +332,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
             c = (n if n is not None else i + 1, (i, j), sentence, set(TOKENS(sentence)), meeting)
             if change is None:
                 candidates.append(c)
-            else:
+            elif not (drop_rosters and ROSTER.match(sentence)):
                 changed.append((*c, change))
     if not q_terms or not candidates:
         return ""

@@ -5,7 +5,9 @@ The Committee rewrites its statement a few words at a time, so the changed sente
 question about a change asks for ("how did the guidance change between the May and June
 statements?"), however few of the question's words they share. A sentence is unchanged when the
 other statement has one with nearly the same words (word-set Jaccard ≥ SAME_SENTENCE, numbers
-included: "to 1/4 to 1/2 percent" against "at 0 to 1/4 percent" is a change). The changed sentences
+included) and the same numbers: a long decision sentence that only moved its range ("… to 1/4 to
+1/2 percent and anticipates that ongoing increases …" against "… to 3/4 to 1 percent and …") shares
+more than SAME_SENTENCE of its words, and its new range is the change. The changed sentences
 come in edits: the two statements' sentence sequences are aligned (difflib, the unchanged sentences
 as anchors), and the sentences one statement dropped between two anchors and those the other put
 there are one edit — the new wording of what was dropped ("will be patient …" became "will act as
@@ -94,20 +96,29 @@ def _sentences(doc: Document) -> list[tuple[int, int, frozenset[str]]]:
     return out
 
 
+def _numbers(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(w for w in words if w[0].isdigit())
+
+
 def statement_change(earlier: Document, later: Document) -> StatementChange:
     """The sentences ``later`` added to ``earlier`` and the ones it dropped, each with its edit."""
     a, b = _sentences(earlier), _sentences(later)
     overlap = [[len(wa & wb) / len(wa | wb) for _, _, wb in b] for _, _, wa in a]  # word Jaccard, a x b
+    # the same sentence: nearly the same words and the same numbers (a new range or amount is the change)
+    same = [[o >= SAME_SENTENCE and _numbers(wa) == _numbers(wb) for o, (_, _, wb) in zip(row, b)]
+            for row, (_, _, wa) in zip(overlap, a)]
     a_overlap = [max(row, default=0.0) for row in overlap]
-    b_best = [max(range(len(a)), key=lambda i: overlap[i][j], default=None) for j in range(len(b))]
+    a_same = [any(row) for row in same]
+    b_best = [max(range(len(a)), key=lambda i: (same[i][j], overlap[i][j]), default=None) for j in range(len(b))]
     b_overlap = [overlap[i][j] if i is not None else 0.0 for j, i in enumerate(b_best)]
+    b_same = [i is not None and same[i][j] for j, i in enumerate(b_best)]
     # the alignment's tokens: a later sentence that is an earlier one takes that one's index
-    b_keys = [i if o >= SAME_SENTENCE else len(a) + j for j, (i, o) in enumerate(zip(b_best, b_overlap))]
+    b_keys = [i if kept else len(a) + j for j, (i, kept) in enumerate(zip(b_best, b_same))]
     a_edit, b_edit = [0] * len(a), [0] * len(b)
     edit = 0
     for tag, i1, i2, j1, j2 in SequenceMatcher(None, list(range(len(a))), b_keys, autojunk=False).get_opcodes():
-        changed_a = [i for i in range(i1, i2) if a_overlap[i] < SAME_SENTENCE]
-        changed_b = [j for j in range(j1, j2) if b_overlap[j] < SAME_SENTENCE]
+        changed_a = [i for i in range(i1, i2) if not a_same[i]]
+        changed_b = [j for j in range(j1, j2) if not b_same[j]]
         if tag == "equal" or not (changed_a or changed_b):
             continue
         edit += 1
@@ -116,9 +127,9 @@ def statement_change(earlier: Document, later: Document) -> StatementChange:
         for j in changed_b:
             b_edit[j] = edit
     added = [ChangedSentence(later.doc_id, start, end, round(o, 6), b_edit[j])
-             for j, ((start, end, _), o) in enumerate(zip(b, b_overlap)) if o < SAME_SENTENCE]
+             for j, ((start, end, _), o) in enumerate(zip(b, b_overlap)) if not b_same[j]]
     dropped = [ChangedSentence(earlier.doc_id, start, end, round(o, 6), a_edit[i])
-               for i, ((start, end, _), o) in enumerate(zip(a, a_overlap)) if o < SAME_SENTENCE]
+               for i, ((start, end, _), o) in enumerate(zip(a, a_overlap)) if not a_same[i]]
     return StatementChange(earlier.meeting_date, later.meeting_date, added, dropped)
 
 
