@@ -95,7 +95,7 @@ from fedlab.corpus.timeline import asks_about_votes
 from fedlab.lm.administered_path import administered_path_answer
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
 from fedlab.lm.said_runs import said_answer, split_said
-from fedlab.lm.vote_record import VOTE_SENTENCE, is_vote_record, vote_record_answer
+from fedlab.lm.vote_record import ROSTER, VOTE_SENTENCE, is_vote_record, vote_record_answer
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
 from fedlab.retrieval.dates import NUMERIC_DATES
@@ -145,8 +145,6 @@ MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least 
 CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replaces a repeated one
 # a sentence opening with a word that refers back continues the one before it ("This preference reflected …")
 CONTINUES = re.compile(r"(?:This|These|That|Those|Such|It|Its|They|Their|He|His|She|Her)\b")
-# who voted for the action, who voted as an alternate: the roster changes with the rotation, not the policy
-ROSTER = re.compile(r"\s*(?:Voting\s+for\b|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\s+voted\s+as\s+(?:an\s+)?alternate\b)")
 MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
 REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other
 # a further part of a question: ", and" / "and" before a question word or an auxiliary that opens one

@@ -105,8 +105,8 @@ def statement_change(earlier: Document, later: Document) -> StatementChange:
     a, b = _sentences(earlier), _sentences(later)
     overlap = [[len(wa & wb) / len(wa | wb) for _, _, wb in b] for _, _, wa in a]  # word Jaccard, a x b
     # the same sentence: nearly the same words and the same numbers (a new range or amount is the change)
-    same = [[o >= SAME_SENTENCE and _numbers(wa) == _numbers(wb) for o, (_, _, wb) in zip(row, b)]
-            for row, (_, _, wa) in zip(overlap, a)]
+    a_numbers, b_numbers = [_numbers(w) for _, _, w in a], [_numbers(w) for _, _, w in b]
+    same = [[o >= SAME_SENTENCE and na == nb for o, nb in zip(row, b_numbers)] for row, na in zip(overlap, a_numbers)]
     a_overlap = [max(row, default=0.0) for row in overlap]
     a_same = [any(row) for row in same]
     b_best = [max(range(len(a)), key=lambda i: (same[i][j], overlap[i][j]), default=None) for j in range(len(b))]
