@@ -427,6 +427,27 @@ def test_a_vote_question_is_answered_from_the_timelines_vote_records(corpus_dir)
     assert not without.answer.startswith("March 2022:")
 
 
+def test_a_balance_sheet_question_is_answered_from_the_timelines_actions(corpus_dir):
+    """The agent hands the backend each balance-sheet action in range with the sentences detailing
+    it; the answer opens with them, cited to the statement."""
+    from fedlab.agent.answering import compose_config
+
+    search = open_search(compose_config("evaluate", ["retriever=bm25", "retriever.events=true",
+                                                     f"paths.data_dir={corpus_dir.parent.parent}"]), "direct")
+    question = "What did the Committee announce about its asset purchases in January 2022?"
+    a = AgentProgram(search, ExtractiveBackend(), AgentSettings())(question)
+    assert not a.abstained, a.answer
+    assert_grounded(a)
+    assert a.answer.startswith("January 2022: The Committee decided to continue to reduce the monthly pace of its net "
+                               "asset purchases, bringing them to an end in early March. [1] Beginning in February, "
+                               "the Committee will increase its holdings of Treasury securities by at least $20 billion "
+                               "per month"), a.answer
+    cited = a.citations[0]
+    assert cited.meeting_date == "2022-01-26" and "$20 billion per month" in cited.text
+    without = AgentProgram(search, ExtractiveBackend(), AgentSettings(balance_sheet_passages=0))(question)
+    assert not without.answer.startswith("January 2022:")
+
+
 def test_a_question_naming_a_document_type_is_answered_from_that_type(agent, search):
     """"How did the … statement describe …" is answered from the statement: the minutes of the same
     meeting, which outnumber it, come after it (agent.named_doc_type)."""

@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from fedlab.agent.citations import ground_citations
-from fedlab.corpus.timeline import VOTE_SECTION
+from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, VOTE_SECTION
 from fedlab.evaluation.answers.normalize import contains_fact
 from fedlab.lm.extractive import TOKENS, synthesize_answer, undated_terms
 from fedlab.lm.rate_path import asked_size, asks_rate_path, points_text, range_text, rate_path_answer, read_decisions
@@ -606,3 +606,39 @@ def test_each_part_of_a_question_gets_its_best_sentence_from_the_document_it_nam
     assert_every_sentence_cited(both)
     one = synthesize_answer(f"{rates}?", passages, max_sentences=3)["answer"]
     assert "remains solid" not in one
+
+
+# -- balance-sheet records ---------------------------------------------------------------------------
+
+SLOWED = ("Beginning in June, the Committee will slow the pace of decline of its securities holdings by reducing the "
+          "monthly redemption cap on Treasury securities from $60 billion to $25 billion. The Committee will maintain "
+          "the monthly redemption cap on agency debt and agency mortgage-backed securities at $35 billion.")
+SLOWED_AGAIN = ("Beginning in April, the Committee will slow the pace of decline of its securities holdings by reducing "
+                "the monthly redemption cap on Treasury securities from $25 billion to $5 billion.")
+RUNOFF_MINUTES = ("Participants discussed the pace of balance sheet runoff. Many participants noted that slowing the "
+                  "runoff of the balance sheet would ease the transition to ample reserves. Some participants noted "
+                  "that the runoff of the balance sheet could continue for some time.")
+
+
+def test_balance_sheet_records_open_the_answer_in_date_order_each_sentence_cited():
+    """The actions the agent hands over (section BALANCE_SHEET_SECTION) are said first, meeting by
+    meeting in date order, with the sentences detailing them; the minutes' sentences sharing more
+    of the question's words follow, none repeating a record's sentence."""
+    passages = [passage(1, "2024-05-01", RUNOFF_MINUTES, "minutes"),
+                passage(2, "2025-03-19", SLOWED_AGAIN, section=BALANCE_SHEET_SECTION),
+                passage(3, "2024-05-01", SLOWED, section=BALANCE_SHEET_SECTION),
+                passage(4, "2025-03-19", SLOWED_AGAIN)]
+    answer = synthesize_answer("How did the runoff of the balance sheet slow between May 2024 and March 2025?",
+                               passages)["answer"]
+    assert answer.startswith("May 2024: Beginning in June, the Committee will slow the pace of decline of its "
+                             "securities holdings by reducing the monthly redemption cap on Treasury securities from "
+                             "$60 billion to $25 billion. [Source 3] The Committee will maintain"), answer
+    assert answer.index("$35 billion. [Source 3] March 2025: Beginning in April") > 0, answer
+    assert answer.count("from $25 billion to $5 billion") == 1  # the statement passage repeats the record: said once
+    assert "runoff of the balance sheet" in answer  # the rest of the answer is chosen as usual
+    assert_every_sentence_cited(answer)
+    assert_grounds(answer, len(passages))
+    # without records the answer is the passages' sentences alone: May 2024's action is not among them
+    plain = synthesize_answer("How did the runoff of the balance sheet slow between May 2024 and March 2025?",
+                              [passages[0], passages[3]])["answer"]
+    assert "from $60 billion to $25 billion" not in plain and "from $25 billion to $5 billion" in plain

@@ -23,7 +23,9 @@ from fedlab.corpus.timeline import (
     Meeting,
     Span,
     Timeline,
+    asks_about_balance_sheet,
     asks_about_votes,
+    balance_sheet_span,
     build_timeline,
     find_dissents,
     find_voters,
@@ -229,6 +231,41 @@ def test_balance_sheet_path(timeline):
     assert actions(timeline, "2025-10-29") == ["runoff_ended"]
     for m in timeline.decisions():
         assert all(a.action in BALANCE_SHEET_ACTIONS for a in m.decision.balance_sheet)
+
+
+def test_a_balance_sheet_action_is_stated_with_the_sentences_that_detail_it(timeline, by_id):
+    def stated(iso: str) -> str:
+        (action,) = decision(timeline, iso).balance_sheet
+        return " ".join(balance_sheet_span(by_id[action.span.doc_id], action).text(by_id).split())
+
+    # the end of purchases, then the last month's pace; not the "ongoing purchases ... will continue" after it
+    january = stated("2022-01-26")
+    assert january.startswith("The Committee decided to continue to reduce the monthly pace of its net asset purchases")
+    assert january.endswith("agency mortgage-backed securities by at least $10 billion per month.")
+    # the Treasury cap slowed, then the agency cap kept; not the "strongly committed" sentence after them
+    assert stated("2024-05-01").endswith("at $35 billion and will reinvest any principal payments in excess of this "
+                                         "cap into Treasury securities.")
+    # the two months' paces of the taper, not the forward-looking "judges that similar reductions ..."
+    november = stated("2021-11-03")
+    assert "$70 billion per month" in november and "$60 billion per month" in november
+    assert "similar reductions" not in november
+    assert stated("2025-10-29") == "The Committee decided to conclude the reduction of its aggregate securities " \
+                                   "holdings on December 1."  # nothing detailing it follows
+
+
+@pytest.mark.parametrize("question,asks", [
+    ("What did the Fed decide about its balance sheet in May 2022?", True),
+    ("When did quantitative tightening end?", True),
+    ("How fast did the Committee taper in December 2021?", True),
+    ("What was the monthly redemption cap on Treasury securities in 2024?", True),
+    ("How much did the FOMC increase its holdings of agency MBS in March 2020?", True),
+    ("How did asset purchases change during 2020?", True),
+    ("What did the Committee decide about the target range in July 2025?", False),
+    ("How did participants assess the balance of risks in June 2024?", False),  # the balance of risks
+    ("Why did the Desk expand its repurchase agreement operations?", False),
+])
+def test_asks_about_balance_sheet(question, asks):
+    assert asks_about_balance_sheet(question) is asks
 
 
 def test_meeting_without_a_statement_is_read_from_its_minutes(timeline, by_id):

@@ -283,6 +283,32 @@ class AgentProgram:
                 out.append((Hit(chunk, 0.0), (span.start, span.end), VOTE_SECTION))
         return out
 
+    def balance_sheet_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
+        """For a question about the balance sheet (fedlab.corpus.timeline.asks_about_balance_sheet)
+        with a bounded date range: each balance-sheet action of the policy statements in it (asset
+        purchases begun, widened, tapered or ended; runoff begun, slowed or ended) with the sentences
+        detailing it, from the searcher's meeting timeline, under the section
+        ``BALANCE_SHEET_SECTION``; none when the range holds more than ``balance_sheet_passages``."""
+        from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, asks_about_balance_sheet, balance_sheet_span
+
+        timeline = getattr(self.search_access.searcher, "timeline", None)
+        locate = getattr(self.search_access.searcher, "chunk_at", None)
+        if (not self.settings.balance_sheet_passages or timeline is None or locate is None or hint is None
+                or hint.date_from is None or hint.date_to is None or not asks_about_balance_sheet(question)):
+            return []
+        lo, hi = hint.date_from, hint.widened_end(1)
+        actions = [a for m in timeline if lo <= m.date <= hi and m.decision is not None for a in m.decision.balance_sheet]
+        if len(actions) > int(self.settings.balance_sheet_passages):
+            return []
+        out = []
+        for action in actions:
+            doc = self.search_access.document(action.span.doc_id)
+            span = balance_sheet_span(doc, action) if doc is not None else None
+            chunk = locate(span.doc_id, span.start) if span is not None else None
+            if chunk is not None:
+                out.append((Hit(chunk, 0.0), (span.start, span.end), BALANCE_SHEET_SECTION))
+        return out
+
     def change_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question spanning several meetings: the sentences each policy statement in its
         range added to the previous one and those it dropped (fedlab.retrieval.changes), the
@@ -435,7 +461,8 @@ class AgentProgram:
 
         hits = self.context(best.result.hits)
         extra = (self.decision_hits(question, hint, hits) + self.change_hits(question, hint)
-                 + self.vote_hits(question, hint) + self.said_hits(question, hint))
+                 + self.vote_hits(question, hint) + self.balance_sheet_hits(question, hint)
+                 + self.said_hits(question, hint))
         docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
         for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):

@@ -608,6 +608,40 @@ def find_balance_sheet(doc: Document, region: tuple[int, int], state: _BalanceSh
     return list(found.values())
 
 
+BALANCE_SHEET_SECTION = "Balance-sheet action"  # the section an agent gives an action's passage (fedlab.lm.balance_sheet_record)
+# how a question names the balance sheet or its instruments: the statements' words and the usual names
+BALANCE_SHEET_WORDS_RE = re.compile(
+    r"\bbalance[\s-]+sheet\b|\bholdings\b|\bSOMA\b|\brun-?off\b|\broll-?off\b|\bredemptions?\b|\breinvest\w*"
+    r"|\btaper\w*|\bquantitative\s+(?:easing|tightening)\b|\bQ[ET]\b"
+    r"|\b(?:asset|securities|bond|Treasury|MBS|bill)\s+(?:purchases|purchasing|buying)\b"
+    r"|\bpurchas\w*\s+(?:of\s+)?(?:Treasur\w*|agency|MBS|mortgage|securities|assets|bonds|bills)\b"
+    r"|\bnet\s+purchases\b", re.I)
+# a sentence that details an action (what the Committee buys or lets run off each month, the caps,
+# the reinvestments): an amount of holdings, purchases or redemptions, or a reinvestment
+DETAIL_RE = re.compile(r"\b(?:holdings|purchases|redemption\s+caps?)\b[^.]*\$\d|\breinvest\w*", re.I)
+
+
+def asks_about_balance_sheet(question: str) -> bool:
+    """Whether ``question`` names the balance sheet, its runoff or the asset purchases (QE, QT,
+    taper, holdings, redemption caps, reinvestment)."""
+    return bool(BALANCE_SHEET_WORDS_RE.search(question))
+
+
+def balance_sheet_span(doc: Document, action: BalanceSheetAction) -> Span:
+    """The text that states a balance-sheet action: its sentence and the sentences right after it
+    in its paragraph that detail it (DETAIL_RE: "Beginning in February, the Committee will increase
+    its holdings … by at least $20 billion per month …", "… maintain the monthly redemption cap on
+    agency debt … at $35 billion"); a forward-looking or continuing sentence ends it."""
+    text, end = doc.text, action.span.end
+    para_end = text.find("\n\n", end)
+    for s, e in sentences(text, end, len(text) if para_end < 0 else para_end):
+        sent = text[s:e]
+        if FORWARD_RE.search(sent) or CONTINUE_RE.search(sent) or not DETAIL_RE.search(sent):
+            break
+        end = e
+    return Span(doc.doc_id, action.span.start, end)
+
+
 # -- scheduled or not ------------------------------------------------------------------------------
 
 MONTHS = "January|February|March|April|May|June|July|August|September|October|November|December"

@@ -56,6 +56,11 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   meeting (fedlab.lm.vote_record: unanimous, or how many for and against, who and why, who was
   absent); the rest of the answer is the composed path (rules 1, 1b) or the sentences of rules
   0, 2 and 3 over the other passages, the "Voting for / against" sentences left out.
+  Balance sheet: a question about the balance sheet (fedlab.corpus.timeline.asks_about_balance_sheet)
+  that was handed balance-sheet records (section fedlab.corpus.timeline.BALANCE_SHEET_SECTION: each
+  action in range — purchases begun, tapered or ended, runoff begun, slowed or ended — with the
+  sentences detailing it) opens with one line per meeting in date order (fedlab.lm.balance_sheet_record),
+  after the vote lines; the rest of the answer is chosen as for votes, the records' sentences left out.
   2. one sentence per meeting: when the question spans several meetings (its date range is a
      span, a year or several years, or it names two or more different months or days), the
      sentences are grouped by the meeting date in their passage's head; meetings outside the
@@ -93,6 +98,7 @@ from fedlab.index.tokens import Tokenizer, stem
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.timeline import asks_about_votes
 from fedlab.lm.administered_path import administered_path_answer
+from fedlab.lm.balance_sheet_record import balance_sheet_answer, is_balance_sheet_record, recorded_sentences
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
 from fedlab.lm.said_runs import said_answer, split_said
 from fedlab.lm.vote_record import ROSTER, VOTE_SENTENCE, is_vote_record, vote_record_answer
@@ -297,11 +303,17 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     votes = vote_record_answer(question, passages) if asks_about_votes(question) else ""
     if votes:  # the records say who voted how: the sentences are chosen for the rest of the question
         passages = [p for p in passages if not is_vote_record(p)]
+    sheet = balance_sheet_answer(passages)
+    recorded = {sentence.lower() for _, _, sentence in recorded_sentences(passages)}
+    if sheet:  # the actions are said: the sentences are chosen for the rest of the question
+        passages = [p for p in passages if not is_balance_sheet_record(p)]
     composed = rate_path_answer(question, passages, hint=hint) or administered_path_answer(question, passages, hint)
-    if composed or votes:
-        rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations,
-                                      skip=VOTE_SENTENCE if votes else None)
-        return {"answer": " ".join(a for a in (votes, said, rest) if a)}
+    if composed or votes or sheet:
+        def skip(sentence: str) -> bool:
+            return bool(votes and VOTE_SENTENCE.match(sentence)) or " ".join(sentence.split()).lower() in recorded
+
+        rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations, skip=skip)
+        return {"answer": " ".join(a for a in (votes, said, sheet, rest) if a)}
     return {"answer": " ".join(a for a in (said, _extracted(question, passages, hint, max_sentences, abbreviations)) if a)}
 
 
@@ -313,7 +325,7 @@ def _read(passage: str) -> tuple[int | None, str | None, str | None, str]:
 
 
 def _extracted(question: str, passages: list[str], hint, max_sentences: int, abbreviations: Abbreviations = (),
-               skip: re.Pattern | None = None) -> str:
+               skip: Callable[[str], bool] | None = None) -> str:
     """Rules 0, 2 and 3 (module docstring): sentences of the passages; ``skip``: sentences left out."""
     q_terms = _undated(question, hint)
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date, edit)
@@ -325,7 +337,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         meeting, section = _head_of(passage)
         change = changed_section(section)
         for j, sentence in enumerate(sentences):
-            if skip is not None and skip.match(sentence):
+            if skip is not None and skip(sentence):
                 continue
             c = (n if n is not None else i + 1, (i, j), sentence, set(TOKENS(sentence)), meeting)
             if change is None:
