@@ -137,6 +137,22 @@ def test_heads_reproduce_scikit_learn_and_survive_json(tmp_path):
     assert model.meta["oof_auroc_correct"] > 0.5
 
 
+def test_the_off_topic_head_reads_what_a_question_is_about_not_how_it_is_put():
+    """Rows as on dev: every off-topic question short and undated, the on-topic ones dated, while
+    their words overlap. A head that read the question's form would call a short, undated question
+    in the Committee's own words off topic; this one reads its words and the best passage."""
+    rng = np.random.default_rng(3)
+    rows = []
+    for r in _rows():
+        f = dict(r.features, vocab_share=rng.uniform(0, 0.7) if r.off_topic else rng.uniform(0.4, 1),
+                 dated=0.0 if r.off_topic else 1.0, n_terms=rng.uniform(0, 0.3) if r.off_topic else rng.uniform(0.2, 1))
+        rows.append(Row(f, r.outcome, r.off_topic))
+    model = fit_model(rows, VOCAB, target_precision=0.9, off_topic_threshold=0.5)
+    asked = dict(rows[0].features, vocab_share=0.95, dated=0.0, n_terms=0.1)  # "When did tapering start?"
+    assert model.off_topic_p(asked) < 0.5
+    assert model.off_topic_p(dict(asked, vocab_share=0.05)) > 0.5  # its words still decide
+
+
 def test_each_head_gets_the_regularisation_its_own_rows_prefer():
     """Correctness that the features do not predict is shrunk to its base rate, whatever the
     strength the answerable head needs."""

@@ -5,8 +5,9 @@ Three logistic heads over the features of fedlab.agent.evidence, applied with nu
 fit, fedlab.agent.answerability_fit, is scikit-learn's; its coefficients are stored as plain JSON
 with the corpus vocabulary):
 
-- ``off_topic``: P(the question is not about the FOMC, policy or the economy) from the question's
-  features and the best passage's similarity to it;
+- ``off_topic``: P(the question is not about the FOMC, policy or the economy) from what its words
+  are about (fedlab.agent.evidence.TOPIC_FEATURES, the keyword intent) and the best passage's
+  similarity to it — not from its length, dates or the documents it names;
 - ``answerable``: P(the documents answer the question) — below ``threshold`` (chosen on dev for a
   stated target: the share of answered questions that are answerable) the agent abstains;
   a drafted answer whose P(correct) is below ``answer_threshold`` (chosen on dev: the share of

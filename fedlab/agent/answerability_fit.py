@@ -44,10 +44,13 @@ import numpy as np
 
 from fedlab.agent.answerability import (ANSWER_CLASSES, ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, OFF_TOPIC_CLASSES,
                                        QUESTION_FEATURE, AnswerabilityModel, LogisticHead)
-from fedlab.agent.evidence import ANSWER_FEATURES, EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary
+from fedlab.agent.evidence import ANSWER_FEATURES, EVIDENCE_FEATURES, QUESTION_FEATURES, TOPIC_FEATURES, Vocabulary
 from fedlab.errors import FedlabError
 
-OFF_TOPIC_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", "top_dense")
+# what a question is about, not how it is put: its length, a date, a document type named say nothing
+# about its topic (on dev every off-topic question is short and undated, and a head reading those
+# called "When did tapering start?" off topic)
+OFF_TOPIC_FEATURES = (*TOPIC_FEATURES, "intent_off_topic", "top_dense")
 ANSWERABLE_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", *EVIDENCE_FEATURES, "retrieval_score")
 CORRECTNESS_FEATURES = ANSWER_FEATURES  # read from the answer itself (fedlab.agent.evidence)
 FOLDS = 5

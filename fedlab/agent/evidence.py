@@ -51,8 +51,9 @@ from fedlab.retrieval.dates import numeric_date_tokens
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 
 TOKENS = Tokenizer()
-QUESTION_FEATURES = ("vocab_share", "common_share", "unknown_share", "n_terms", "dated", "multi_meeting",
-                     "names_doc_type", "other_source", "meeting_in_range")
+TOPIC_FEATURES = ("vocab_share", "common_share", "unknown_share")  # what the question's words say it is about
+QUESTION_FEATURES = (*TOPIC_FEATURES, "n_terms", "dated", "multi_meeting", "names_doc_type", "other_source",
+                     "meeting_in_range")
 EVIDENCE_FEATURES = ("top_dense", "top_score", "margin", "term_coverage", "agreement", "date_coverage",
                      "idf_coverage", "missing_idf", "salient_coverage", "doc_type_found")
 ANSWER_FEATURES = ("asks_answer_type", "answer_type_found", "answer_idf_coverage", "answer_sentences",
