@@ -299,7 +299,7 @@ def test_coverage_is_a_fact_about_the_corpus_not_a_confidence(agent, search):
 def test_every_abstention_says_why(agent):
     from fedlab.agent.types import ABSTAIN_REASONS
 
-    off = agent("What is the capital of Australia?")
+    off = agent("How do I reset my router password?")
     assert off.abstained and off.abstain_reason == "off_topic"
     assert set(ABSTAIN_REASONS) == {"coverage", "off_topic", "weak_evidence", "ungrounded", "unlikely_answer"}
 
