@@ -71,3 +71,16 @@ def test_one_sentence_that_holds_the_asked_terms_scores_above_terms_gathered_acr
     assert on_point["answer_sentence_idf"] == pytest.approx(on_point["answer_idf_coverage"])
     assert 0.0 < gathered["answer_sentence_idf"] < on_point["answer_sentence_idf"]
     assert answer_features(question, terms, "", vocab)["answer_sentence_idf"] == 0.0
+
+
+def test_a_meeting_label_is_no_answer_to_when():
+    """The reader opens a sentence with its meeting ("July 2023: …") when a question asks when:
+    every passage has a meeting, so the label says nothing about whether the sentence answers."""
+    vocab = Vocabulary(100, {"facil": 2, "open": 10})
+    question = "When did the facility open?"
+    terms = question_terms(question, None, vocab)
+    labelled = answer_features(question, terms, "March 2020: The facility will support markets. [1]", vocab)
+    two = answer_features(question, terms, "March 3, 2020 and March 15, 2020: The facility opened. [1]", vocab)
+    dated = answer_features(question, terms, "March 2020: The facility opens on April 6. [1]", vocab)
+    assert labelled["answer_type_found"] == two["answer_type_found"] == 0.0
+    assert dated["answer_type_found"] == 1.0

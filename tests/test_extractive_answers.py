@@ -642,3 +642,19 @@ def test_balance_sheet_records_open_the_answer_in_date_order_each_sentence_cited
     plain = synthesize_answer("How did the runoff of the balance sheet slow between May 2024 and March 2025?",
                               [passages[0], passages[3]])["answer"]
     assert "from $60 billion to $25 billion" not in plain and "from $25 billion to $5 billion" in plain
+
+
+def test_a_question_asking_when_gets_the_meeting_of_a_sentence_that_states_no_date():
+    passages = [passage(1, "2023-07-26", raise_to("5-1/4 to 5-1/2")),
+                passage(2, "2023-07-26", "Participants discussed the rate increase of July 26, 2023 and its effects.",
+                        "minutes")]
+    answer = synthesize_answer("When was the last increase in the target range for the federal funds rate?",
+                               passages[:1])["answer"]
+    assert answer.startswith("July 2023: In support of these goals, the Committee decided to raise"), answer
+    assert_every_sentence_cited(answer)
+    # a sentence with a date of its own keeps it; a question not asking when gets no label
+    own = synthesize_answer("When did participants discuss the rate increase?", passages[1:])["answer"]
+    assert own.startswith("Participants discussed the rate increase of July 26, 2023"), own
+    what = synthesize_answer("What did the Committee decide about the target range for the federal funds rate?",
+                             passages[:1])["answer"]
+    assert what.startswith("In support of these goals"), what

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 
 from fedlab.index.tokens import Tokenizer
 from fedlab.lm.answer_types import asked_types, held_types
+from fedlab.lm.rate_path import MEETING_LABELS
 from fedlab.retrieval.dates import numeric_date_tokens
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 
@@ -175,6 +176,9 @@ def _idf_share(terms: list[str], found: set[str], vocab: Vocabulary) -> float:
 def answer_features(question: str, terms: QuestionTerms, answer: str, vocab: Vocabulary) -> dict[str, float]:
     """``answer``: the grounded answer with its citation markers; "" for an abstention."""
     kinds = asked_types(question)
+    # what the answer quotes, not the meeting labels the reader puts before it ("July 2023: "):
+    # every passage has a meeting, so a label says nothing about whether the sentence answers
+    answer = MEETING_LABELS.sub(r"\1", answer)
     return {
         "asks_answer_type": float(bool(kinds)),
         "answer_type_found": len(held_types(answer, kinds)) / len(kinds) if kinds else 1.0,

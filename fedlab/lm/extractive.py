@@ -77,7 +77,9 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      two meetings share a month). Fewer than two meetings: rule 3.
   3. otherwise the best 1-``max_sentences`` sentences scoring at least half the best, each with
      the sentence after it in its passage when that one refers back to it (CONTINUES: "This
-     preference reflected …", "He also noted …"). A question that asks several things ("what did
+     preference reflected …", "He also noted …"); for a question asking when (an answer type of
+     date, fedlab.lm.answer_types), a sentence holding no date opens with its meeting ("July
+     2023: …"). A question that asks several things ("what did
      the Committee decide about rates, and how did the statement describe the labor market?": parts
      split before ", and what / how / was …", asked_parts) keeps each part's best sentence, scored
      by that part's own terms, among them — from the kind of document the part names, when it
@@ -98,6 +100,7 @@ from fedlab.index.tokens import Tokenizer, stem
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.timeline import asks_about_votes
 from fedlab.lm.administered_path import administered_path_answer
+from fedlab.lm.answer_types import asked_types, held_types
 from fedlab.lm.balance_sheet_record import balance_sheet_answer, is_balance_sheet_record, recorded_sentences
 from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
 from fedlab.lm.said_runs import said_answer, split_said
@@ -145,6 +148,7 @@ VOCABULARY_EXPANSIONS = {
     stem("growth"): "economic activity real GDP",
 }
 _NUMBER = re.compile(r"^\d")
+DATE = frozenset({"date"})
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
 MAX_SENTENCE_CHARS = 700
 MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least this share of the best
@@ -373,7 +377,8 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     kept = _parts_best(question, hint, candidates, titles, abbreviations, scorer, score)
     chosen, seen = [], set()
     at = {c[1]: c for c in candidates}
-    for s, (n, (i, j), sentence, _, _) in ranked:
+    dated = _dated_labels(question, ranked)
+    for s, (n, (i, j), sentence, _, meeting) in ranked:
         if (i, j) not in kept:
             # the places left once each part's best sentence not yet said has one
             left = max_sentences - len(chosen) - sum(at[k][2].lower() not in seen for k in kept)
@@ -382,7 +387,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         if sentence.lower() in seen:
             continue
         seen.add(sentence.lower())
-        chosen.append(_cited(sentence, f"Source {n}"))
+        chosen.append(dated.get(meeting, "") * (not held_types(sentence, DATE)) + _cited(sentence, f"Source {n}"))
         follow = at.get((i, j + 1))
         if follow is not None and CONTINUES.match(follow[2]) and follow[2].lower() not in seen:
             seen.add(follow[2].lower())
@@ -537,6 +542,16 @@ def _per_meeting(ranked: list, best: float, hint, max_sentences: int) -> str | N
         cite = ", ".join(f"Source {n}" for n in dict.fromkeys(e["sources"]))
         out.append(f"{_join_labels([labels[m] for m in e['meetings']])}: {_cited(e['sentence'], cite)}")
     return " ".join(out)
+
+
+def _dated_labels(question: str, ranked: list) -> dict[str, str]:
+    """For a question asking when (fedlab.lm.answer_types): "July 2023: " for each meeting of the
+    sentences, which open with it when they state no date of their own — the sentence says what
+    happened, its meeting says when. Otherwise none."""
+    if "date" not in asked_types(question):
+        return {}
+    meetings = sorted({c[4] for _, c in ranked if c[4]})
+    return {m: f"{label}: " for m, label in meeting_labels(meetings).items()}
 
 
 def _cited(text: str, cite: str) -> str:

@@ -244,6 +244,11 @@ def _month_label(iso: str, shared: bool) -> str:
     return f"{MONTH_NAMES[d.month - 1]} {d.day}, {d.year}" if shared else f"{MONTH_NAMES[d.month - 1]} {d.year}"
 
 
+_LABEL = rf"(?:{'|'.join(MONTH_NAMES)})(?: \d{{1,2}},)? \d{{4}}"
+# the meeting labels an answer's sentences open with ("March 2022: ", "June 2022 and July 2022: ")
+MEETING_LABELS = re.compile(rf"(^|\]\s+){_LABEL}(?:(?:, | and ){_LABEL})*:\s+")
+
+
 def meeting_labels(dates: list[str]) -> dict[str, str]:
     """"March 2022" for each meeting date; "March 3, 2020" when two meetings share a month."""
     months = [d[:7] for d in dates]
