@@ -39,9 +39,8 @@ def recorded_sentences(passages: list[str]) -> list[tuple[int, str, str]]:
     return out
 
 
-def balance_sheet_answer(passages: list[str]) -> str:
-    """The balance-sheet lines (module docstring); "" when the passages hold no record."""
-    recorded = recorded_sentences(passages)
+def balance_sheet_answer(recorded: list[tuple[int, str, str]]) -> str:
+    """The balance-sheet lines (module docstring) of the ``recorded_sentences``; "" when none."""
     if not recorded:
         return ""
     dates = sorted({meeting for _, meeting, _ in recorded})

@@ -307,8 +307,9 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     votes = vote_record_answer(question, passages) if asks_about_votes(question) else ""
     if votes:  # the records say who voted how: the sentences are chosen for the rest of the question
         passages = [p for p in passages if not is_vote_record(p)]
-    sheet = balance_sheet_answer(passages)
-    recorded = {sentence.lower() for _, _, sentence in recorded_sentences(passages)}
+    sheet_sentences = recorded_sentences(passages)
+    sheet = balance_sheet_answer(sheet_sentences)
+    recorded = {sentence.lower() for _, _, sentence in sheet_sentences}
     if sheet:  # the actions are said: the sentences are chosen for the rest of the question
         passages = [p for p in passages if not is_balance_sheet_record(p)]
     composed = rate_path_answer(question, passages, hint=hint) or administered_path_answer(question, passages, hint)
