@@ -385,16 +385,21 @@ def test_a_question_head_is_refused_for_another_embedder(cfg, search, tmp_path):
         build_agent(other, search=search)
 
 
-def test_a_rate_path_question_is_answered_from_the_timelines_implementation_notes(corpus_dir):
-    """The agent hands the backend each meeting's note that set the rate asked about (a retriever
-    with events reads the meeting timeline); the answer cites the meetings where it changed."""
+@pytest.fixture(scope="module")
+def events_search(corpus_dir):
+    """A bm25 searcher with events on: it reads the meeting timeline the agent's extra passages come from."""
     from fedlab.agent.answering import compose_config
 
-    search = open_search(compose_config("evaluate", ["retriever=bm25", "retriever.events=true",
-                                                     f"paths.data_dir={corpus_dir.parent.parent}"]), "direct")
-    assert search.searcher.timeline is not None
+    return open_search(compose_config("evaluate", ["retriever=bm25", "retriever.events=true",
+                                                   f"paths.data_dir={corpus_dir.parent.parent}"]), "direct")
+
+
+def test_a_rate_path_question_is_answered_from_the_timelines_implementation_notes(events_search):
+    """The agent hands the backend each meeting's note that set the rate asked about (a retriever
+    with events reads the meeting timeline); the answer cites the meetings where it changed."""
+    assert events_search.searcher.timeline is not None
     question = "How did the primary credit rate move during 2019?"
-    a = AgentProgram(search, ExtractiveBackend(), AgentSettings())(question)
+    a = AgentProgram(events_search, ExtractiveBackend(), AgentSettings())(question)
     assert not a.abstained, a.answer
     assert_grounded(a)
     assert a.answer.startswith("The primary credit rate was 3.00 percent in January 2019 [1]"), a.answer
@@ -404,38 +409,30 @@ def test_a_rate_path_question_is_answered_from_the_timelines_implementation_note
     for value, _, n in moved:  # each change is cited to the passage that states it
         cited = a.citations[int(n) - 1]
         assert cited.meeting_date.startswith("2019-") and f"{value} percent" in cited.text
-    without = AgentProgram(search, ExtractiveBackend(), AgentSettings(decision_passages=False))(question)
+    without = AgentProgram(events_search, ExtractiveBackend(), AgentSettings(decision_passages=False))(question)
     assert "July 2019" not in without.answer  # the search alone misses July's note: the timeline adds it
 
 
-def test_a_vote_question_is_answered_from_the_timelines_vote_records(corpus_dir):
+def test_a_vote_question_is_answered_from_the_timelines_vote_records(events_search):
     """The agent hands the backend the vote record of each meeting in range; the answer says how
     the vote split and why, cited to the statement."""
-    from fedlab.agent.answering import compose_config
-
-    search = open_search(compose_config("evaluate", ["retriever=bm25", "retriever.events=true",
-                                                     f"paths.data_dir={corpus_dir.parent.parent}"]), "direct")
     question = "Was the vote at the March 2022 meeting unanimous?"
-    a = AgentProgram(search, ExtractiveBackend(), AgentSettings())(question)
+    a = AgentProgram(events_search, ExtractiveBackend(), AgentSettings())(question)
     assert not a.abstained, a.answer
     assert_grounded(a)
     assert a.answer.startswith("March 2022: 8 for, 1 against — James Bullard, who preferred at this meeting to raise "
                                "the target range for the federal funds rate by 0.5 percentage point"), a.answer
     cited = a.citations[0]  # the record is cited to the statement that states it
     assert cited.meeting_date == "2022-03-16" and "Voting against" in cited.text
-    without = AgentProgram(search, ExtractiveBackend(), AgentSettings(vote_passages=0))(question)
+    without = AgentProgram(events_search, ExtractiveBackend(), AgentSettings(vote_passages=0))(question)
     assert not without.answer.startswith("March 2022:")
 
 
-def test_a_balance_sheet_question_is_answered_from_the_timelines_actions(corpus_dir):
+def test_a_balance_sheet_question_is_answered_from_the_timelines_actions(events_search):
     """The agent hands the backend each balance-sheet action in range with the sentences detailing
     it; the answer opens with them, cited to the statement."""
-    from fedlab.agent.answering import compose_config
-
-    search = open_search(compose_config("evaluate", ["retriever=bm25", "retriever.events=true",
-                                                     f"paths.data_dir={corpus_dir.parent.parent}"]), "direct")
     question = "What did the Committee announce about its asset purchases in January 2022?"
-    a = AgentProgram(search, ExtractiveBackend(), AgentSettings())(question)
+    a = AgentProgram(events_search, ExtractiveBackend(), AgentSettings())(question)
     assert not a.abstained, a.answer
     assert_grounded(a)
     assert a.answer.startswith("January 2022: The Committee decided to continue to reduce the monthly pace of its net "
@@ -444,7 +441,7 @@ def test_a_balance_sheet_question_is_answered_from_the_timelines_actions(corpus_
                                "per month"), a.answer
     cited = a.citations[0]
     assert cited.meeting_date == "2022-01-26" and "$20 billion per month" in cited.text
-    without = AgentProgram(search, ExtractiveBackend(), AgentSettings(balance_sheet_passages=0))(question)
+    without = AgentProgram(events_search, ExtractiveBackend(), AgentSettings(balance_sheet_passages=0))(question)
     assert not without.answer.startswith("January 2022:")
 
 

@@ -258,6 +258,26 @@ class AgentProgram:
                 out.append((Hit(chunk, 0.0), (span.start, span.end), None))
         return out
 
+    def policy_meetings(self, hint: DateHint | None) -> list | None:
+        """The timeline's policy meetings (those with a decision) in a question's bounded date range,
+        its end widened by one meeting; None when the searcher has no timeline or cannot locate a
+        chunk, or the range is open."""
+        timeline = getattr(self.search_access.searcher, "timeline", None)
+        if (timeline is None or getattr(self.search_access.searcher, "chunk_at", None) is None or hint is None
+                or hint.date_from is None or hint.date_to is None):
+            return None
+        lo, hi = hint.date_from, hint.widened_end(1)
+        return [m for m in timeline if lo <= m.date <= hi and m.decision is not None]
+
+    def located(self, spans: list, section: str) -> list[ExtraPassage]:
+        """A passage under ``section`` for each span (None: skipped) that lies in an indexed chunk."""
+        out = []
+        for span in spans:
+            chunk = self.search_access.searcher.chunk_at(span.doc_id, span.start) if span is not None else None
+            if chunk is not None:
+                out.append((Hit(chunk, 0.0), (span.start, span.end), section))
+        return out
+
     def vote_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question about votes (fedlab.corpus.timeline.asks_about_votes) with a bounded date
         range: the vote record of each policy meeting in it (who voted for, who against and what
@@ -265,23 +285,12 @@ class AgentProgram:
         ``VOTE_SECTION``; none when the range holds more than ``vote_passages`` meetings."""
         from fedlab.corpus.timeline import VOTE_SECTION, asks_about_votes, vote_record_span
 
-        timeline = getattr(self.search_access.searcher, "timeline", None)
-        locate = getattr(self.search_access.searcher, "chunk_at", None)
-        if (not self.settings.vote_passages or timeline is None or locate is None or hint is None
-                or hint.date_from is None or hint.date_to is None or not asks_about_votes(question)):
+        meetings = self.policy_meetings(hint) if self.settings.vote_passages and asks_about_votes(question) else None
+        if not meetings or len(meetings) > int(self.settings.vote_passages):
             return []
-        lo, hi = hint.date_from, hint.widened_end(1)
-        meetings = [m for m in timeline if lo <= m.date <= hi and m.decision is not None]
-        if len(meetings) > int(self.settings.vote_passages):
-            return []
-        out = []
-        for meeting in meetings:
-            doc = self.search_access.document(meeting.decision.sentence.doc_id)
-            span = vote_record_span(doc, meeting.decision) if doc is not None else None
-            chunk = locate(span.doc_id, span.start) if span is not None else None
-            if chunk is not None:
-                out.append((Hit(chunk, 0.0), (span.start, span.end), VOTE_SECTION))
-        return out
+        docs = [self.search_access.document(m.decision.sentence.doc_id) for m in meetings]
+        return self.located([vote_record_span(doc, m.decision) if doc is not None else None
+                             for m, doc in zip(meetings, docs)], VOTE_SECTION)
 
     def balance_sheet_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question about the balance sheet (fedlab.corpus.timeline.asks_about_balance_sheet)
@@ -291,23 +300,14 @@ class AgentProgram:
         ``BALANCE_SHEET_SECTION``; none when the range holds more than ``balance_sheet_passages``."""
         from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, asks_about_balance_sheet, balance_sheet_span
 
-        timeline = getattr(self.search_access.searcher, "timeline", None)
-        locate = getattr(self.search_access.searcher, "chunk_at", None)
-        if (not self.settings.balance_sheet_passages or timeline is None or locate is None or hint is None
-                or hint.date_from is None or hint.date_to is None or not asks_about_balance_sheet(question)):
-            return []
-        lo, hi = hint.date_from, hint.widened_end(1)
-        actions = [a for m in timeline if lo <= m.date <= hi and m.decision is not None for a in m.decision.balance_sheet]
+        meetings = (self.policy_meetings(hint)
+                    if self.settings.balance_sheet_passages and asks_about_balance_sheet(question) else None)
+        actions = [a for m in meetings or () for a in m.decision.balance_sheet]
         if len(actions) > int(self.settings.balance_sheet_passages):
             return []
-        out = []
-        for action in actions:
-            doc = self.search_access.document(action.span.doc_id)
-            span = balance_sheet_span(doc, action) if doc is not None else None
-            chunk = locate(span.doc_id, span.start) if span is not None else None
-            if chunk is not None:
-                out.append((Hit(chunk, 0.0), (span.start, span.end), BALANCE_SHEET_SECTION))
-        return out
+        docs = [self.search_access.document(a.span.doc_id) for a in actions]
+        return self.located([balance_sheet_span(doc, a) if doc is not None else None
+                             for a, doc in zip(actions, docs)], BALANCE_SHEET_SECTION)
 
     def change_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question spanning several meetings: the sentences each policy statement in its
