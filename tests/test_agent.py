@@ -463,6 +463,38 @@ def test_a_question_naming_a_document_type_is_answered_from_that_type(agent, sea
     assert {c.doc_id for c in without.citations} != {"statement-2024-01-31"}
 
 
+def test_a_question_about_participants_over_a_year_is_answered_from_the_minutes(corpus_dir, agent):
+    """"Participants" are the minutes' word alone (fedlab.agent.evidence.Vocabulary.markers): a
+    question asking what they said over several meetings is searched in the minutes too, their
+    passages first (agent.marked_doc_type) — with a statement quota as large as the context, every
+    first place would be a statement's (the statements say "inflation" too); about one meeting, the
+    search is left as it is."""
+    from fedlab.agent.answering import compose_config
+
+    question = "What did participants say about inflation in 2024?"
+    year = DateHint("2024-01-01", "2024-12-31", "year", text="in 2024")
+    terms = question_terms(question, year, agent.vocabulary)
+    assert terms.marked == {"minutes"} and agent.preferred_doc_types(terms, year) == {"minutes"}
+    assert agent.preferred_doc_types(terms, DateHint("2024-03-01", "2024-03-31", "month")) == set()
+    quota = open_search(compose_config("evaluate", ["retriever=bm25", f"paths.data_dir={corpus_dir.parent.parent}",
+                                                    f"agent.calibration={BM25_MODEL}", "retriever.statement_quota=10"]),
+                        "direct")
+    try:
+        a = AgentProgram(quota, agent.backend, agent.settings, model=agent.model)(question)
+        assert not a.abstained, a.answer
+        assert_grounded(a)
+        assert a.citations[0].doc_id.startswith("minutes-2024-") and "participants" in a.answer, a.answer
+        searcher = AgentProgram(quota, agent.backend, agent.settings, model=agent.model)
+        first = [h.chunk.doc_type for h in searcher.search(question, year, {"minutes"}).hits[:8]]
+        assert first == ["minutes"] * 8
+        off = dataclasses.replace(agent.settings, marked_doc_type=False)
+        without = AgentProgram(quota, agent.backend, off, model=agent.model)
+        assert without.preferred_doc_types(terms, year) == set()
+        assert [h.chunk.doc_type for h in without.search(question, year, set()).hits[:8]] == ["statement"] * 8
+    finally:
+        quota.close()
+
+
 def test_an_abbreviation_in_the_question_finds_the_sentence_that_spells_it_out(agent, search):
     """The pipeline reads the corpus's glossary and the agent hands it to the extractive reader:
     "IOER" matches the implementation note's "interest rates on required and excess reserve

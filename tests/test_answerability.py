@@ -39,6 +39,9 @@ def test_vocabulary_counts_passages_and_normalises_idf():
     assert VOCAB.n_passages == 4 and VOCAB.df["committe"] == 3 and VOCAB.df["inflation"] == 2
     assert VOCAB.idf("zebra") == 1.0 and 0 < VOCAB.idf("inflation") < VOCAB.idf("treasury") < 1
     assert VOCAB.doc_types == {"minutes": ["minut"], "statement": ["statement"]}
+    # a term in many passages of one type and in none of the other's marks that type
+    assert "participant" in VOCAB.markers["minutes"] and "decid" in VOCAB.markers["statement"]
+    assert not any({"inflation", "committe"} & set(terms) for terms in VOCAB.markers.values())
     assert Vocabulary.from_json(json.loads(json.dumps(VOCAB.to_json()))) == VOCAB
 
 
@@ -55,7 +58,10 @@ def test_question_features_see_unknown_terms_doc_types_and_other_sources():
     later = DateHint("2021-01-01", "2021-12-31", "year", text="in 2021")
     assert question_features(question_terms("inflation in 2021?", later, VOCAB), later, VOCAB)["meeting_in_range"] == 0
     named = question_terms("What did the minutes say about inflation?", None, VOCAB)
-    assert named.doc_types == {"minutes"}
+    assert named.doc_types == {"minutes"} and named.marked == set()
+    marked = question_terms("What did participants say about inflation in 2020?", hint, VOCAB)
+    assert marked.marked == {"minutes"} and marked.doc_types == set()
+    assert question_features(marked, hint, VOCAB)["names_doc_type"] == 0.0  # a marker is no name
     assert question_terms("What did Powell say in his speech?", None, VOCAB).other_source
     assert question_terms("What did they decide, according to the transcript?", None, VOCAB).other_source
     assert not question_terms("What did they decide, according to the Committee?", None, VOCAB).other_source

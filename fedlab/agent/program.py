@@ -188,13 +188,26 @@ class AgentProgram:
                         "searcher does not give: the evidence features alone decide")
         return vector
 
+    def preferred_doc_types(self, terms: QuestionTerms | None, hint: DateHint | None) -> set[str]:
+        """The document types a question is searched in first: the ones it names (agent.named_doc_type;
+        "the March 2019 minutes"); naming none and spanning several meetings, the ones its words
+        mark (agent.marked_doc_type; fedlab.agent.evidence.Vocabulary.markers: "participants" are
+        the minutes'). Over a range the statement quota gives every first place to statements, which
+        never say what participants said; in one meeting's the minutes are there beside them."""
+        if terms is None:
+            return set()
+        if terms.doc_types:
+            return set(terms.doc_types) if self.settings.named_doc_type else set()
+        spans = hint is not None and hint.meeting_span() is not None
+        return set(terms.marked) if self.settings.marked_doc_type and spans else set()
+
     def search(self, query: str, hint: DateHint | None, named: set[str] | frozenset[str] = frozenset()) -> RetrievalResult:
-        """The searcher's passages for ``query``; a question that names one document type the corpus
-        holds (``named``: "the March 2019 minutes") searched in that type too, its passages first
-        (agent.named_doc_type; fedlab.retrieval.two_pass.preferring_doc_types)."""
+        """The searcher's passages for ``query``; when ``named`` holds one document type the corpus
+        holds (``preferred_doc_types``), searched in that type too, its passages first
+        (fedlab.retrieval.two_pass.preferring_doc_types)."""
         searcher = self.search_access.searcher
         result = searcher.search(query, k=self.settings.top_k, hint=hint)
-        if not self.settings.named_doc_type or len(named) != 1:
+        if len(named) != 1:
             return result
         types = tuple(named)
         typed = searcher.search(query, k=self.settings.top_k, hint=hint, flt=MetadataFilter(doc_types=types))
@@ -428,7 +441,7 @@ class AgentProgram:
                     query = self.reformulate_query(question=question, previous_query=query, attempt=i).query
                     timings["reformulate"] += (time.perf_counter() - t) * 1000
             t = time.perf_counter()
-            result = self.search(query, hint, terms.doc_types if terms is not None else frozenset())
+            result = self.search(query, hint, self.preferred_doc_types(terms, hint))
             timings["search"] += (time.perf_counter() - t) * 1000
             attempts.append(self.evaluate_confidence(question, query, result, terms, asked or {}))
             if self.model is None:

@@ -33,6 +33,7 @@ class AgentSettings:
     change_passages: int = 8  # ... and each statement's changed sentences, when the range holds at most this many changes
     meeting_changes: bool = True  # a question about one meeting gets what its statement changed from the previous one
     named_doc_type: bool = True  # a question naming one document type ("the March 2019 minutes") gets its passages first
+    marked_doc_type: bool = True  # ... and one spanning several meetings whose words mark one ("participants": minutes)
     glossary: bool = True  # the extractive reader matches the corpus's abbreviations both ways ("IOER")
     statement_runs: bool = True  # a question asking when something was said gets the first and last statements saying it
     vote_passages: int = 12  # questions about votes get the vote record of each meeting in range, up to this many; 0 = never
