@@ -480,13 +480,12 @@ def test_a_question_about_participants_over_a_year_is_answered_from_the_minutes(
                                                     f"agent.calibration={BM25_MODEL}", "retriever.statement_quota=10"]),
                         "direct")
     try:
-        a = AgentProgram(quota, agent.backend, agent.settings, model=agent.model)(question)
+        marked = AgentProgram(quota, agent.backend, agent.settings, model=agent.model)
+        a = marked(question)
         assert not a.abstained, a.answer
         assert_grounded(a)
         assert a.citations[0].doc_id.startswith("minutes-2024-") and "participants" in a.answer, a.answer
-        searcher = AgentProgram(quota, agent.backend, agent.settings, model=agent.model)
-        first = [h.chunk.doc_type for h in searcher.search(question, year, {"minutes"}).hits[:8]]
-        assert first == ["minutes"] * 8
+        assert [h.chunk.doc_type for h in marked.search(question, year, {"minutes"}).hits[:8]] == ["minutes"] * 8
         off = dataclasses.replace(agent.settings, marked_doc_type=False)
         without = AgentProgram(quota, agent.backend, off, model=agent.model)
         assert without.preferred_doc_types(terms, year) == set()

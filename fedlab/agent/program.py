@@ -192,8 +192,9 @@ class AgentProgram:
         """The document types a question is searched in first: the ones it names (agent.named_doc_type;
         "the March 2019 minutes"); naming none and spanning several meetings, the ones its words
         mark (agent.marked_doc_type; fedlab.agent.evidence.Vocabulary.markers: "participants" are
-        the minutes'). Over a range the statement quota gives every first place to statements, which
-        never say what participants said; in one meeting's the minutes are there beside them."""
+        the minutes'). Over a range a statement quota (retriever.statement_quota) can give every
+        first place to statements, which never say what participants said; in one meeting's range
+        the minutes are there beside its few statement passages."""
         if terms is None:
             return set()
         if terms.doc_types:
