@@ -86,13 +86,10 @@ class Vocabulary:
 
     @classmethod
     def from_chunks(cls, chunks) -> Vocabulary:
-        df: dict[str, int] = {}
-        by_type: dict[str, Counter] = {}
+        by_type: dict[str, Counter] = {}  # doc_type -> the passages of that type holding each term
         for chunk in chunks:
-            terms = set(TOKENS(chunk.text))
-            by_type.setdefault(chunk.doc_type, Counter()).update(terms)
-            for t in terms:
-                df[t] = df.get(t, 0) + 1
+            by_type.setdefault(chunk.doc_type, Counter()).update(set(TOKENS(chunk.text)))
+        df = dict(sum(by_type.values(), Counter()))
         passages = Counter(c.doc_type for c in chunks)
         markers = {kind: sorted(t for t, n in counts.items() if n >= MARKER_SHARE * passages[kind] and n == df[t])
                    for kind, counts in by_type.items()} if len(by_type) > 1 else {}

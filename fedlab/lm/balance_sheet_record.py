@@ -14,11 +14,11 @@ No record among the passages: no lines ("").
 from __future__ import annotations
 
 from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, sentences
-from fedlab.lm.rate_path import cite_sources, meeting_labels, passage_head
+from fedlab.lm.rate_path import cite_sources, in_section, meeting_labels, passage_head
 
 
 def is_balance_sheet_record(passage: str) -> bool:
-    return passage_head(passage, 0)[2].rstrip().endswith(f", {BALANCE_SHEET_SECTION}")
+    return in_section(passage, BALANCE_SHEET_SECTION)
 
 
 def recorded_sentences(passages: list[str]) -> list[tuple[int, str, str]]:

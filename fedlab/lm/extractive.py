@@ -549,7 +549,7 @@ def _dated_labels(question: str, ranked: list) -> dict[str, str]:
     """For a question asking when (fedlab.lm.answer_types): "July 2023: " for each meeting of the
     sentences, which open with it when they state no date of their own — the sentence says what
     happened, its meeting says when. Otherwise none."""
-    if "date" not in asked_types(question):
+    if not DATE & asked_types(question):
         return {}
     meetings = sorted({c[4] for _, c in ranked if c[4]})
     return {m: f"{label}: " for m, label in meeting_labels(meetings).items()}

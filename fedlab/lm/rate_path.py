@@ -161,6 +161,12 @@ def passage_head(passage: str, i: int) -> tuple[int, str | None, str, str]:
     return int(m.group(1)), d.group(1) if d else None, m.group(2), passage[m.end():]
 
 
+def in_section(passage: str, section: str) -> bool:
+    """Whether a formatted passage's head names ``section`` last (the section an agent gives the
+    passages it composes: a vote record, a balance-sheet action)."""
+    return passage_head(passage, 0)[2].rstrip().endswith(f", {section}")
+
+
 def _released_on(text: str, before: int) -> str | None:
     last = None
     for m in RELEASED_ON.finditer(text, 0, before):

@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from fedlab.corpus.timeline import AGAINST_RE, FOR_RE, VOTE_SECTION, WHO_RE, list_after, listed_voters, split_names
-from fedlab.lm.rate_path import cite_sources, meeting_labels, passage_head
+from fedlab.lm.rate_path import cite_sources, in_section, meeting_labels, passage_head
 
 FULL_LINES = 3  # meetings that each get a line whatever their vote
 ABSENT_RE = re.compile(r"Absent and not voting (?:was|were)\s+")
@@ -45,7 +45,7 @@ def _listed(body: str, opening: re.Pattern) -> str | None:
 
 
 def is_vote_record(passage: str) -> bool:
-    return passage_head(passage, 0)[2].rstrip().endswith(f", {VOTE_SECTION}")
+    return in_section(passage, VOTE_SECTION)
 
 
 @dataclass(frozen=True)
