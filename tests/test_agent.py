@@ -73,7 +73,7 @@ def test_factual_question_gets_cited_sentences_from_the_right_meeting(agent, sea
     hint = hint_from(agent.assess_query(question=FACTUAL, today=agent.today, event=agent.event_for(FACTUAL)), FACTUAL)
     said = answer_features(FACTUAL, question_terms(FACTUAL, hint, agent.vocabulary), a.answer, agent.vocabulary)
     assert {k: a.signals[k] for k in ANSWER_FEATURES} == pytest.approx(said, abs=1e-6)
-    assert a.confidence == pytest.approx(a.raw_confidence * agent.model.correct_p(a.signals), abs=1e-5)
+    assert a.confidence == pytest.approx(a.raw_confidence * agent.model.correct_p(said), abs=1e-5)
     assert a.lm_usage == {"prompt_tokens": 0, "completion_tokens": 0}
     assert a.latency_ms["total"] >= a.latency_ms["search"] > 0
 
@@ -273,17 +273,6 @@ def test_the_model_in_the_config_is_applied_and_checked(cfg, search, tmp_path):
         build_agent(hybrid, search=search)
     with pytest.raises(FedlabError, match="agent.answerability.threshold"):
         AgentSettings(answerability={"threshold": 1.5})
-
-
-def test_a_question_naming_a_document_type_is_judged_by_it_too(agent):
-    """P(correct | answerable) reads whether the question names a document type — its search is
-    made in that type — besides the answer's own features."""
-    a = agent("What did the March 2019 minutes say about ending the reduction of securities holdings?")
-    assert not a.abstained and a.signals["names_doc_type"] == 1.0
-    assert {c.doc_id for c in a.citations} >= {"minutes-2019-03-20"}
-    assert a.confidence == pytest.approx(a.raw_confidence * agent.model.correct_p(a.signals), abs=1e-5)
-    unnamed = agent.model.correct_p(dict(a.signals, names_doc_type=0.0))
-    assert agent.model.correct_p(a.signals) != pytest.approx(unnamed, abs=1e-3)
 
 
 def test_coverage_is_a_fact_about_the_corpus_not_a_confidence(agent, search):

@@ -89,7 +89,7 @@ def _rows(n: int = 240, seed: int = 0) -> list[Row]:
     for _ in range(n):
         off = rng.uniform() < 0.15
         ev, said = rng.uniform(), rng.uniform()
-        f = {name: rng.uniform() for name in dict.fromkeys((*ANSWERABLE_FEATURES, *CORRECTNESS_FEATURES))}
+        f = {name: rng.uniform() for name in (*ANSWERABLE_FEATURES, *CORRECTNESS_FEATURES)}
         f["vocab_share"] = rng.uniform(0, 0.4) if off else rng.uniform(0.6, 1)
         f["idf_coverage"] = ev
         f["answer_idf_coverage"] = said

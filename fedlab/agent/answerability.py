@@ -14,11 +14,10 @@ with the corpus vocabulary):
   right answers it may withhold) is withheld too;
 - ``correctness``: P(the answer states every key fact | the question is answerable), fitted on the
   answerable questions alone with its own regularisation, over the features of the answer itself
-  (does it hold the kind of answer asked for, the question's rare terms) and whether the question
-  names a document type (its search is then made in that type: "the March 2019 minutes"): the
-  evidence features barely tell a right answer from a wrong one (out-of-fold AUROC 0.53 on dev),
-  the answer's features do (0.73; with the named type 0.81). One head over the three outcomes
-  shared one regularisation between the two and overfitted the harder one.
+  (does it hold the kind of answer asked for, the question's rare terms): the evidence features
+  barely tell a right answer from a wrong one (out-of-fold AUROC 0.53 on dev), the answer's
+  features do (0.73). One head over the three outcomes shared one regularisation between the
+  two and overfitted the harder one.
 
 With a dense retriever a fourth head, ``question``, reads the question's own embedding (the
 retriever's query vector): the log-odds that a question of its kind is answerable from statements
@@ -142,8 +141,7 @@ class AnswerabilityModel:
 
     def correct_p(self, features: dict[str, float]) -> float:
         """P(the answer states every key fact | the question is answerable): the correctness head
-        reads the answer's features (fedlab.agent.evidence.answer_features) and whether the
-        question names a document type (``names_doc_type``): ``features`` holds both."""
+        reads the answer's features (fedlab.agent.evidence.answer_features)."""
         return self.correctness.proba(features)["correct"]
 
     def outcome(self, features: dict[str, float]) -> Outcome:

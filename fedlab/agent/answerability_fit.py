@@ -15,8 +15,7 @@ embedding alone) is fitted first, and its log-odds becomes the answerable head's
 answerable head weighs it as it does on questions the question head has not seen.
 
 The correctness head reads the features of each row's answer (the unmodelled agent's, from the
-first search; fedlab.agent.evidence.answer_features) and whether its question names a document
-type, in which its search is then made.
+first search; fedlab.agent.evidence.answer_features).
 
 The abstention thresholds are chosen on out-of-fold predictions (stratified 5-fold, each row's
 averaged over OOF_REPEATS shuffles of the folds), never on the fitted rows' own, for stated targets:
@@ -53,9 +52,7 @@ from fedlab.errors import FedlabError
 # called "When did tapering start?" off topic)
 OFF_TOPIC_FEATURES = (*TOPIC_FEATURES, "intent_off_topic", "top_dense")
 ANSWERABLE_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", *EVIDENCE_FEATURES, "retrieval_score")
-# read from the answer itself (fedlab.agent.evidence), and whether the question names the type of
-# document it is searched in (on dev, out of fold, AUROC of correct | answerable 0.67 -> 0.80)
-CORRECTNESS_FEATURES = (*ANSWER_FEATURES, "names_doc_type")
+CORRECTNESS_FEATURES = ANSWER_FEATURES  # read from the answer itself (fedlab.agent.evidence)
 FOLDS = 5
 C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 REPEATS = 5

@@ -13,9 +13,8 @@ Decisions (FedQuery's workflow, made explicit):
   and the agent abstains when no attempt reaches it. The attempt most likely answerable is
   answered from.
 - an answer left with no valid citation after validation is not grounded: the agent abstains.
-- a grounded answer whose P(correct) — read from the answer itself and whether the question names
-  a document type — is below the model's answer threshold is withheld: the agent abstains rather
-  than say what is likely wrong.
+- a grounded answer whose P(correct) — read from the answer itself — is below the model's answer
+  threshold is withheld: the agent abstains rather than say what is likely wrong.
 - the reported confidence is the model's probability that what the agent says is right — for an
   answer, P(answerable) of the search times P(correct | answerable) read from the answer's own
   features — and the level is read from it. Without a model (``agent.calibration: null``, the mode the model is
@@ -506,7 +505,7 @@ class AgentProgram:
             return done(AgentAnswer(question, ABSTAIN_UNGROUNDED, True, value, level,
                                     dropped_citations=grounded.dropped, abstain_reason="ungrounded", **base))
         if best.outcome is not None:  # a model has a vocabulary: ``said`` is set
-            p_correct = best.outcome.answerable * self.model.correct_p({**best.signals, **said})
+            p_correct = best.outcome.answerable * self.model.correct_p(said)
             if p_correct < self.answer_threshold:  # what it would say is unlikely to be right
                 value, level = self.reported(best.outcome.unanswerable)
                 return done(AgentAnswer(question, ABSTAIN_UNLIKELY, True, value, level,
