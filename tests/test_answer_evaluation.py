@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedlab.agent.types import AgentAnswer, Citation
+from fedlab.agent.types import ABSTAIN_REASONS, AgentAnswer, Citation
 from fedlab.chunking.chunk import Chunk
 from fedlab.dataset.schema import Evidence, Question
 from fedlab.evaluation.answers.measures import judge_answer, summarize
@@ -412,6 +412,9 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
                 "citations", "correct", "missing_facts", "support", "citation_support"):
         assert key in row, key
     assert all(c["valid"] for r in rows for c in r["citations"])
+    # each abstention says why, as `ask` does; an answer has no reason and no unknown words
+    assert all(r["abstain_reason"] in ABSTAIN_REASONS for r in rows if r["abstained"])
+    assert all(r["abstain_reason"] is None and r["unknown_words"] == [] for r in rows if not r["abstained"])
 
 
 def test_cross_fit_measures_the_split_on_unseen_questions_and_writes_nothing(corpus_dir, tmp_path):

@@ -45,6 +45,12 @@ def test_vocabulary_counts_passages_and_normalises_idf():
     assert Vocabulary.from_json(json.loads(json.dumps(VOCAB.to_json()))) == VOCAB
 
 
+def test_unknown_words_are_the_questions_words_no_passage_uses_as_written():
+    assert VOCAB.unknown_words("When did the Committee discuss QT and zebra-style QT purchases?") == ["QT", "zebra-style"]
+    # known in another form (the tokens are stemmed), stop words and numbers are not unknown
+    assert VOCAB.unknown_words("Did the participants discuss inflation in 2031?") == []
+
+
 def test_question_features_see_unknown_terms_doc_types_and_other_sources():
     hint = DateHint("2020-01-01", "2020-12-31", "year", text="in 2020")
     terms = question_terms("What did the Committee say about zebra inflation in 2020?", hint, VOCAB)

@@ -14,8 +14,8 @@ from fedlab.agent.settings import group_overrides
 from fedlab.errors import FedlabError
 
 ROOT = Path(__file__).resolve().parent.parent
-JSON_KEYS = {"answer", "abstained", "confidence", "confidence_level", "abstain_reason", "coverage_note", "citations",
-             "latency_ms"}
+JSON_KEYS = {"answer", "abstained", "confidence", "confidence_level", "abstain_reason", "coverage_note",
+             "unknown_words", "citations", "latency_ms"}
 CITATION_KEYS = {"n", "doc_id", "chunk_id", "title", "meeting_date", "section"}
 
 
@@ -61,6 +61,16 @@ def test_off_topic_question_abstains(corpus_dir):
     proc = ask(corpus_dir, "--json", "How many calories are in a medium banana?")
     out = json.loads(proc.stdout)
     assert proc.returncode == 0 and out["abstained"] is True and out["citations"] == []
+
+
+def test_an_abstention_names_the_words_no_document_uses(corpus_dir):
+    """The documents say "balance sheet runoff", never "QT": the user is told which word to put otherwise."""
+    out = json.loads(ask(corpus_dir, "--json", "When did QT end?").stdout)
+    assert out["abstained"] is True and out["abstain_reason"] != "coverage" and out["unknown_words"] == ["QT"]
+    panel = " ".join(ask(corpus_dir, "When did QT end?").stdout.split())
+    assert "why no answer:" in panel and "the documents never use 'QT': ask in other words" in panel
+    answered = json.loads(ask(corpus_dir, "--json", "Who dissented at the June 2019 meeting?").stdout)
+    assert answered["abstained"] is False and answered["unknown_words"] == []
 
 
 def assert_json_user_error(proc, returncode: int = 2) -> dict:

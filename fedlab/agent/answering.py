@@ -70,6 +70,7 @@ class Answering:
             "confidence_level": a.confidence_level,
             "abstain_reason": a.abstain_reason,
             "coverage_note": a.coverage_note,
+            "unknown_words": a.unknown_words,
             "citations": [{"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title,
                            "meeting_date": c.meeting_date, "section": c.section} for c in a.citations],
             "latency_ms": round(total_ms, 1),

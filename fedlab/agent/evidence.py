@@ -69,6 +69,7 @@ EVIDENCE_TOP_N = 3  # passages whose terms count as found
 _OWN_WORDS = re.compile(r"\b(?:in|at|during|from)\s+(?:his|her|their)\b", re.I)
 _ACCORDING = re.compile(r"\baccording to\s+([^,.?;]+)", re.I)
 _CAPITALISED = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][A-Za-z]+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'&.-]*[A-Za-z0-9]|[A-Za-z]")  # a word as written, numbers aside
 _CITED_SENTENCE = re.compile(r"(?:\s*\[\d+\])+")  # the citation markers closing a sentence
 MAX_ANSWER_SENTENCES = 8
 
@@ -111,6 +112,13 @@ class Vocabulary:
                    {str(k): list(v) for k, v in (data.get("doc_types") or {}).items()},
                    [str(d) for d in data.get("meetings") or []],
                    {str(k): [str(t) for t in v] for k, v in (data.get("markers") or {}).items()})
+
+    def unknown_words(self, question: str) -> list[str]:
+        """The question's words, as written, that no passage uses ("QT" when the documents say "balance
+        sheet runoff"): with an abstention, what to put in other words. Numbers aside: a date
+        outside the coverage is the coverage check's."""
+        words = dict.fromkeys(_WORD.findall(question))
+        return [w for w in words if (toks := TOKENS(w)) and all(self.df.get(t, 0) == 0 for t in toks)]
 
     def meeting_between(self, lo: str | None, hi: str | None) -> bool:
         return any((lo is None or d >= lo) and (hi is None or d <= hi) for d in self.meetings)

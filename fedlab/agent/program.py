@@ -37,7 +37,7 @@ from fedlab.agent.evidence import (QuestionTerms, Vocabulary, answer_features, e
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
-from fedlab.agent.types import AgentAnswer, Citation
+from fedlab.agent.types import EVIDENCE_ABSTENTIONS, AgentAnswer, Citation
 from fedlab.errors import FedlabError
 from fedlab.index.filter import MetadataFilter
 from fedlab.index.tokens import Tokenizer
@@ -407,6 +407,8 @@ class AgentProgram:
         mark = self.backend.usage_mark()
 
         def done(answer: AgentAnswer) -> AgentAnswer:
+            if answer.abstained and answer.abstain_reason in EVIDENCE_ABSTENTIONS and self.vocabulary is not None:
+                answer.unknown_words = self.vocabulary.unknown_words(question)
             timings["total"] = (time.perf_counter() - t0) * 1000
             answer.latency_ms = {k: round(v, 3) for k, v in timings.items()}
             answer.lm_usage = self.backend.usage_since(mark)

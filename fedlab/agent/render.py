@@ -23,8 +23,10 @@ def print_answer(answer: AgentAnswer, backend: str, total_ms: float, console=Non
     if answer.coverage_note:
         body.append(Text(f"\n{answer.coverage_note}", style="italic"))
     if answer.abstained and answer.abstain_reason:
-        body.append(Text(f"\nwhy no answer: {ABSTAIN_REASONS.get(answer.abstain_reason, answer.abstain_reason)}",
-                         style="bold"))
+        reason = ABSTAIN_REASONS.get(answer.abstain_reason, answer.abstain_reason)
+        if answer.unknown_words:
+            reason += f" (the documents never use {', '.join(repr(w) for w in answer.unknown_words)}: ask in other words)"
+        body.append(Text(f"\nwhy no answer: {reason}", style="bold"))
     if answer.citations:
         body.append(Text("\nSources:", style="bold"))
         for c in answer.citations:

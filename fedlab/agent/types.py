@@ -12,6 +12,8 @@ ABSTAIN_REASONS = {
     "ungrounded": "no sentence of the drafted answer could be tied to a retrieved passage",
     "unlikely_answer": "the answer the retrieved passages give is unlikely to be right",
 }
+# the reasons that are judgements on the question's words and passages (not the coverage, a fact)
+EVIDENCE_ABSTENTIONS = frozenset(ABSTAIN_REASONS) - {"coverage"}
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class AgentAnswer:
     dropped_citations: int = 0  # markers removed by validate_citations
     abstain_reason: str | None = None  # one of ABSTAIN_REASONS when abstained
     coverage_note: str | None = None  # the question's period reaches past what the documents cover
+    unknown_words: list[str] = field(default_factory=list)  # with an evidence abstention: the question's words no document uses
 
     def to_json(self) -> dict:
         return asdict(self)

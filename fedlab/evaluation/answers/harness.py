@@ -87,7 +87,8 @@ def _row(q: Question, a: AgentAnswer, r: QuestionRecord, support, evidence, chun
         })
     return {
         "id": q.id, "category": q.category, "answerable": q.answerable, "question": q.question,
-        "answer": a.answer, "abstained": a.abstained, "intent": a.intent, "attempts": a.attempts,
+        "answer": a.answer, "abstained": a.abstained, "abstain_reason": a.abstain_reason,
+        "unknown_words": a.unknown_words, "intent": a.intent, "attempts": a.attempts,
         "confidence_raw": r.raw_confidence, "confidence": r.confidence, "confidence_level": a.confidence_level,
         "signals": a.signals, "citations": cites, "n_retrieved": len(a.retrieved_chunk_ids),
         "correct": r.correct, "answer_correct": r.answer_correct, "missing_facts": r.missing_facts,
