@@ -27,6 +27,7 @@ import logging
 import time
 from dataclasses import dataclass, field
 from datetime import date
+from typing import Any, Iterable
 
 from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import QUESTION_FEATURE, AnswerabilityModel, Outcome
@@ -250,43 +251,46 @@ class AgentProgram:
         from fedlab.corpus.timeline import rates_named
 
         timeline = getattr(self.search_access.searcher, "timeline", None)
-        locate = getattr(self.search_access.searcher, "chunk_at", None)
         spanned = hint.meeting_span() if hint is not None else None
-        if not self.settings.decision_passages or timeline is None or locate is None or spanned is None:
+        if not self.settings.decision_passages or timeline is None or not self.locates or spanned is None:
             return []
         lo, hi = spanned
         rates = set(rates_named(question))
-        out, added = [], set()
+        out, added = [], set()  # (span, section)
         for meeting in timeline:
             if not (lo <= meeting.date <= hi):
                 continue
             spans = [meeting.decision.sentence] if meeting.decision is not None else []
             spans += [a.sentence for a in meeting.administered if a.rate in rates]
             for span in spans:
-                chunk = locate(span.doc_id, span.start)
-                if chunk is None or span in added or any(
-                        h.chunk.doc_id == span.doc_id and h.chunk.start <= span.start and span.end <= h.chunk.end
-                        for h in shown):
+                if span in added or any(h.chunk.doc_id == span.doc_id and h.chunk.start <= span.start
+                                        and span.end <= h.chunk.end for h in shown):
                     continue
                 added.add(span)
-                out.append((Hit(chunk, 0.0), (span.start, span.end), None))
-        return out
+                out.append((span, None))
+        return self.located(out)
 
     def policy_meetings(self, hint: DateHint | None) -> list | None:
         """The timeline's policy meetings (those with a decision) in a question's bounded date range,
         its end widened by one meeting; None when the searcher has no timeline or cannot locate a
         chunk, or the range is open."""
         timeline = getattr(self.search_access.searcher, "timeline", None)
-        if (timeline is None or getattr(self.search_access.searcher, "chunk_at", None) is None or hint is None
+        if (timeline is None or not self.locates or hint is None
                 or hint.date_from is None or hint.date_to is None):
             return None
         lo, hi = hint.date_from, hint.widened_end(1)
         return [m for m in timeline if lo <= m.date <= hi and m.decision is not None]
 
-    def located(self, spans: list, section: str) -> list[ExtraPassage]:
-        """A passage under ``section`` for each span (None: skipped) that lies in an indexed chunk."""
+    @property
+    def locates(self) -> bool:
+        """Whether the searcher can name the indexed chunk holding a span (``located`` asks it)."""
+        return getattr(self.search_access.searcher, "chunk_at", None) is not None
+
+    def located(self, placed: Iterable[tuple[Any, str | None]]) -> list[ExtraPassage]:
+        """A passage for each (span, section to show; None: its chunk's) whose span (None: skipped)
+        lies in an indexed chunk."""
         out = []
-        for span in spans:
+        for span, section in placed:
             chunk = self.search_access.searcher.chunk_at(span.doc_id, span.start) if span is not None else None
             if chunk is not None:
                 out.append((Hit(chunk, 0.0), (span.start, span.end), section))
@@ -303,8 +307,8 @@ class AgentProgram:
         if not meetings or len(meetings) > int(self.settings.vote_passages):
             return []
         docs = [self.search_access.document(m.decision.sentence.doc_id) for m in meetings]
-        return self.located([vote_record_span(doc, m.decision) if doc is not None else None
-                             for m, doc in zip(meetings, docs)], VOTE_SECTION)
+        return self.located((vote_record_span(doc, m.decision) if doc is not None else None, VOTE_SECTION)
+                            for m, doc in zip(meetings, docs))
 
     def balance_sheet_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question about the balance sheet (fedlab.corpus.timeline.asks_about_balance_sheet)
@@ -320,8 +324,8 @@ class AgentProgram:
         if len(actions) > int(self.settings.balance_sheet_passages):
             return []
         docs = [self.search_access.document(a.span.doc_id) for a in actions]
-        return self.located([balance_sheet_span(doc, a) if doc is not None else None
-                             for a, doc in zip(actions, docs)], BALANCE_SHEET_SECTION)
+        return self.located((balance_sheet_span(doc, a) if doc is not None else None, BALANCE_SHEET_SECTION)
+                            for a, doc in zip(actions, docs))
 
     def change_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question spanning several meetings: the sentences each policy statement in its
@@ -333,8 +337,7 @@ class AgentProgram:
         from fedlab.retrieval.changes import asks_about_change, dropped_by, new_since
 
         changes_in = getattr(self.search_access.searcher, "statement_changes", None)
-        locate = getattr(self.search_access.searcher, "chunk_at", None)
-        if not self.settings.change_passages or changes_in is None or locate is None or hint is None:
+        if not self.settings.change_passages or changes_in is None or not self.locates or hint is None:
             return []
         spanned = hint.meeting_span()
         if spanned is not None:
@@ -347,15 +350,10 @@ class AgentProgram:
             return []
         if len(changes) > int(self.settings.change_passages):
             return []
-        out = []
-        for change in changes:
-            for sentences, section, other in ((change.dropped, dropped_by, change.later),
-                                              (change.added, new_since, change.earlier)):
-                for c in sentences:
-                    chunk = locate(c.doc_id, c.start)
-                    if chunk is not None:
-                        out.append((Hit(chunk, 0.0), (c.start, c.end), section(other, c.edit)))
-        return out
+        return self.located((c, section(other, c.edit)) for change in changes
+                            for sentences, section, other in ((change.dropped, dropped_by, change.later),
+                                                              (change.added, new_since, change.earlier))
+                            for c in sentences)
 
     def said_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question asking when (an answer type of date, fedlab.lm.answer_types) with no date
@@ -366,25 +364,21 @@ class AgentProgram:
         from fedlab.retrieval.mentions import said_section
 
         runs_in = getattr(self.search_access.searcher, "statement_runs", None)
-        locate = getattr(self.search_access.searcher, "chunk_at", None)
-        if not self.settings.statement_runs or runs_in is None or locate is None or "date" not in asked_types(question):
+        if not self.settings.statement_runs or runs_in is None or not self.locates or "date" not in asked_types(question):
             return []
         spanned = hint.meeting_span() if hint is not None else (None, None)
         if spanned is None:  # one meeting: when, within it, is not a statement's to say
             return []
         words = frozenset(_TOKENS(hint.text)) if hint is not None and hint.text else frozenset()
-        out = []
+        out = []  # (span, section)
         for number, run in enumerate(runs_in(question, *spanned, words), start=1):
             placed = [("first", run.first)]
             if run.last != run.first:
                 placed.append(("last", run.last))
             if run.after is not None:
                 placed.append(("after" if run.reworded else "dropped", run.after))
-            for role, said in placed:
-                chunk = locate(said.doc_id, said.start)
-                if chunk is not None:
-                    out.append((Hit(chunk, 0.0), (said.start, said.end), said_section(run, number, role)))
-        return out
+            out += [(said, said_section(run, number, role)) for role, said in placed]
+        return self.located(out)
 
     def citation(self, n: int, hit: Hit) -> Citation:
         chunk = hit.chunk
