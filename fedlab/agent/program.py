@@ -355,34 +355,6 @@ class AgentProgram:
                                                               (change.added, new_since, change.earlier))
                             for c in sentences)
 
-    def minutes_hits(self, question: str, hint: DateHint | None, terms: QuestionTerms | None,
-                     shown: list[Hit]) -> list[ExtraPassage]:
-        """For a question about one meeting (a bounded range, not several meetings', holding the
-        minutes of one meeting of the searcher's timeline) that names no document type but the
-        minutes: the ``minutes_sentences`` sentences of those minutes, read whole, that best match
-        the question's undated terms (fedlab.retrieval.sentences), those a shown passage holds
-        whole aside."""
-        from fedlab.corpus.timeline import Span
-        from fedlab.lm.extractive import undated_terms
-        from fedlab.retrieval.sentences import best_sentences
-
-        timeline = getattr(self.search_access.searcher, "timeline", None)
-        if (not self.settings.minutes_sentences or timeline is None or not self.locates or hint is None
-                or hint.date_from is None or hint.date_to is None or hint.meeting_span() is not None):
-            return []
-        if terms is not None and terms.doc_types and "minutes" not in terms.doc_types:
-            return []
-        lo, hi = hint.date_from, hint.widened_end(1)
-        docs = [self.search_access.document(doc_id) for m in timeline if lo <= m.date <= hi for doc_id in m.documents]
-        minutes = [d for d in docs if d is not None and d.doc_type == "minutes"]
-        if len(minutes) != 1:
-            return []
-        doc = minutes[0]
-        spans = best_sentences(doc.text, undated_terms(question), int(self.settings.minutes_sentences))
-        return self.located((Span(doc.doc_id, a, b), None) for a, b in spans
-                            if not any(h.chunk.doc_id == doc.doc_id and h.chunk.start <= a and b <= h.chunk.end
-                                       for h in shown))
-
     def said_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question asking when (an answer type of date, fedlab.lm.answer_types) with no date
         or a range of several meetings: for each of its clauses the policy statements answer, the
@@ -500,7 +472,7 @@ class AgentProgram:
         hits = self.context(best.result.hits)
         extra = (self.decision_hits(question, hint, hits) + self.change_hits(question, hint)
                  + self.vote_hits(question, hint) + self.balance_sheet_hits(question, hint)
-                 + self.said_hits(question, hint) + self.minutes_hits(question, hint, terms, hits))
+                 + self.said_hits(question, hint))
         docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
         for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):

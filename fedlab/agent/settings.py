@@ -37,7 +37,6 @@ class AgentSettings:
     glossary: bool = True  # the extractive reader matches the corpus's abbreviations both ways ("IOER")
     statement_runs: bool = True  # a question asking when something was said gets the first and last statements saying it
     vote_passages: int = 12  # questions about votes get the vote record of each meeting in range, up to this many; 0 = never
-    minutes_sentences: int = 2  # a question about one meeting gets the sentences of its minutes, read whole, best matching it; 0 = never
     balance_sheet_passages: int = 12  # questions about the balance sheet get each action in range, up to this many; 0 = never
     today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today
 
@@ -48,10 +47,9 @@ class AgentSettings:
         if self.ordering not in ORDERINGS:
             raise FedlabError(f"agent.ordering={self.ordering!r}: choose one of {', '.join(ORDERINGS)}")
         if int(self.max_reformulations) < 0 or int(self.max_context) < 1 or int(self.change_passages) < 0 \
-                or int(self.vote_passages) < 0 or int(self.balance_sheet_passages) < 0 \
-                or int(self.minutes_sentences) < 0:
-            raise FedlabError("agent.max_reformulations, agent.change_passages, agent.vote_passages, "
-                              "agent.balance_sheet_passages and agent.minutes_sentences must be >= 0 and "
+                or int(self.vote_passages) < 0 or int(self.balance_sheet_passages) < 0:
+            raise FedlabError("agent.max_reformulations, agent.change_passages, agent.vote_passages and "
+                              "agent.balance_sheet_passages must be >= 0 and "
                               "agent.max_context >= 1")
         for name, value in (("agent.answerability.threshold", self.answerability.get("threshold")),
                             ("agent.answerability.answer_threshold", self.answerability.get("answer_threshold")),

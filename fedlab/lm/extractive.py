@@ -91,6 +91,7 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from datetime import date
 from typing import Callable, Iterator
@@ -107,7 +108,6 @@ from fedlab.lm.vote_record import ROSTER, VOTE_SENTENCE, is_vote_record, vote_re
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
 from fedlab.retrieval.dates import NUMERIC_DATES
-from fedlab.retrieval.sentences import MAX_SENTENCE_CHARS, MIN_SENTENCE_CHARS, idf_overlap
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 TOKENS = Tokenizer()
@@ -150,6 +150,7 @@ VOCABULARY_EXPANSIONS = {
 _NUMBER = re.compile(r"^\d")
 DATE = frozenset({"date"})
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
+MAX_SENTENCE_CHARS = 700
 MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least this share of the best
 CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replaces a repeated one
 # a sentence opening with a word that refers back continues the one before it ("This preference reflected …")
@@ -217,7 +218,7 @@ def _sentences(passage: str) -> tuple[int | None, list[str]]:
     n = int(head.group(1)) if head else None
     parts = [" ".join(block[a:b].split()) for block in re.split(r"\n\s*\n", body) for a, b in sentence_spans(block)]
     # a chunk may start mid-sentence: a lower-case opening is a fragment, not a sentence
-    parts = [s for s in parts if MIN_SENTENCE_CHARS <= len(s) <= MAX_SENTENCE_CHARS and not s[0].islower()]
+    parts = [s for s in parts if 20 <= len(s) <= MAX_SENTENCE_CHARS and not s[0].islower()]
     # a sentence that introduces a list ("… approved the following steps:") says nothing without
     # it: it is read with the rest of its passage
     return n, [" ".join(parts[i:]) if s.endswith(":") else s for i, s in enumerate(parts)]
@@ -355,7 +356,10 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
 
     def scorer(among: list, asked: set[str]) -> Callable[[set[str]], float]:
         """IDF-weighted overlap with ``asked``, the IDF over the sentences ``among``."""
-        return idf_overlap([c[3] for c in among], asked)
+        df = {t: sum(t in c[3] for c in among) for t in asked}
+        idf = {t: math.log(1 + len(among) / df[t]) for t in asked if df[t]}
+        # fsum: exactly rounded, so the score does not depend on the set's (hash-seeded) order
+        return lambda terms: math.fsum(idf[t] * (2.0 if _NUMBER.match(t) else 1.0) for t in asked & terms if t in idf)
 
     if asks_change and changed:  # what was asked about, not the asking for a change ("little changed")
         score = scorer(candidates + changed, q_terms - CHANGE_WORDS)
