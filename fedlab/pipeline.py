@@ -43,8 +43,12 @@ class Pipeline:
     corpus: Corpus
     chunks: list[Chunk]
     retriever: Any  # fedlab.retrieval.two_pass.DateAwareRetriever
-    embedder: Any | None
+    embedder: Any | None  # the dense side's (None for BM25 alone)
     info: BuildInfo
+    # the question's embedder for the answerability model's question head, whatever the retriever:
+    # BM25 alone has no dense side, and without it "What is the capital of Australia?" matched
+    # passages on capital flows and Australia's economy and was answered
+    question_embedder: Any | None = None
     _by_doc: dict[str, list[Chunk]] | None = field(default=None, repr=False)
     _statements: list | None = field(default=None, repr=False)
     _statement_reader: object | None = field(default=None, repr=False)
@@ -116,9 +120,10 @@ class Pipeline:
         return self._statement_reader.runs(question, date_from, date_to, date_words)
 
     def question_vector(self, question: str):
-        """The question's query vector (the dense side's, cached), None without a dense side: what
-        the answerability model's question head reads."""
-        return self.embedder.query_vector(question) if self.embedder is not None else None
+        """The question's query vector (cached; the dense side's model, or the config's embedder
+        for BM25 alone), None without an embedder: what the answerability model's question head reads."""
+        embedder = self.question_embedder or self.embedder
+        return embedder.query_vector(question) if embedder is not None else None
 
     def chunk_at(self, doc_id: str, offset: int) -> Chunk | None:
         """The passage of ``doc_id`` whose searched span holds character ``offset``."""
@@ -370,6 +375,12 @@ def shared_embedder(node: DictConfig):
     return memo.remember("embedder", key, lambda: instantiate(node))
 
 
+def question_embedder(cfg: DictConfig, cache: ArtifactCache | None = None) -> QueryCachingEmbedder:
+    """The config's embedder on the query side, vectors cached: what embeds a question for the
+    dense search and for the answerability model's question head (over MCP too, agent-side)."""
+    return QueryCachingEmbedder(shared_embedder(cfg.embedder), cache or ArtifactCache(cfg.paths.cache_dir))
+
+
 def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress: bool = True) -> Pipeline:
     """Everything ``cfg`` names — corpus, chunker, embedder, index, bm25, retriever, reranker."""
     cache = cache or ArtifactCache(cfg.paths.cache_dir)
@@ -394,10 +405,11 @@ def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress
     timeline = None
     if cfg.retriever.get("events"):
         timeline = load_timeline(corpus, cache, info)
-    dense_embedder = QueryCachingEmbedder(embedder, cache) if kind in DENSE_KINDS else None
+    query_embedder = question_embedder(cfg, cache)  # loads its model on the first question
+    dense_embedder = query_embedder if kind in DENSE_KINDS else None
     retriever = make_retriever(chunks=chunks, embedder=dense_embedder, index=index, bm25=bm25, reranker=reranker,
                                timeline=timeline)
-    return Pipeline(corpus, chunks, retriever, dense_embedder, info)
+    return Pipeline(corpus, chunks, retriever, dense_embedder, info, question_embedder=query_embedder)
 
 
 def resolved(cfg: DictConfig) -> dict:

@@ -148,6 +148,9 @@ def check_tracking_store(uri: str, timeout_s: float = 5.0) -> None:
         if resp.status_code >= 500:
             raise FedlabError(f"the MLflow tracking server {uri} answers HTTP {resp.status_code} on /health: "
                               "check the server, or unset MLFLOW_TRACKING_URI to log to the local store")
+    elif _is_file_store(uri) and os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() != "true":
+        raise FedlabError(f"the MLflow tracking URI {uri} is a file store, which MLflow 3 refuses: use a database, "
+                          f"sqlite:///{_file_store_dir(uri)}/mlflow.db (or set MLFLOW_ALLOW_FILE_STORE=true)")
     elif uri.startswith("sqlite:///"):
         db = Path(uri.removeprefix("sqlite:///"))
         if db.exists() and not db.is_file():
@@ -157,6 +160,19 @@ def check_tracking_store(uri: str, timeout_s: float = 5.0) -> None:
         except OSError as exc:
             raise FedlabError(f"cannot create the MLflow store's directory {db.parent} ({exc.strerror}): "
                               "point MLFLOW_TRACKING_URI elsewhere") from None
+
+
+def _is_file_store(uri: str) -> bool:
+    """file:… or a plain path (no scheme); "databricks" is a named workspace, not a path."""
+    return uri.startswith("file:") or ("://" not in uri and not uri.startswith("databricks"))
+
+
+def _file_store_dir(uri: str) -> str:
+    """The directory a file-store URI names (file:///x/mlruns, file:x, or a plain path), absolute."""
+    from urllib.parse import urlparse
+
+    path = urlparse(uri).path if uri.startswith("file:") else uri
+    return str(Path(path or ".").resolve().parent)
 
 
 def git_commit() -> str:

@@ -6,6 +6,7 @@ import re
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from fedlab.agent.build import build_agent
@@ -355,15 +356,40 @@ def _with_question_head(model, dim: int = 4):
     return model
 
 
+class _NoQuestionVectors:
+    """A searcher that cannot embed a question, as the MCP client's: the pipeline less question_vector."""
+
+    def __init__(self, pipeline):
+        self._pipeline = pipeline
+
+    def __getattr__(self, name):
+        if name == "question_vector":
+            raise AttributeError(name)
+        return getattr(self._pipeline, name)
+
+
+def test_bm25_alone_still_embeds_the_question_for_the_question_head(search):
+    """The BM25 pipeline has no dense side, but the config's embedder embeds the question, so the
+    question head reads it (without it, an off-topic question whose words the corpus holds was
+    answered from the passages those words found)."""
+    pipeline = search.searcher
+    assert pipeline.embedder is None and pipeline.question_embedder is not None
+    vector = pipeline.question_vector("Which river flows through Vienna?")
+    assert vector.shape == (384,) and np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-4)
+    other = pipeline.question_vector(FACTUAL)
+    assert float(vector @ other) < 0.5  # different questions, different vectors
+
+
 def test_a_searcher_that_cannot_embed_leaves_the_question_head_neutral_and_says_so(search, caplog):
-    """BM25 alone has no query vectors (nor has MCP): the question head's feature takes the value
-    the answerable head was centred on, and the agent says once that it does."""
+    """The MCP client gives no query vectors: the question head's feature takes the value the
+    answerable head was centred on, and the agent says once that it does."""
     from test_answerability import constant_model
 
     from fedlab.agent.answerability import QUESTION_FEATURE
 
     model = _with_question_head(constant_model(p_correct=0.6, p_wrong=0.2, p_off=0.01, threshold=0.5))
-    agent = AgentProgram(search, ExtractiveBackend(), AgentSettings(), model=model)
+    blind = SearchAccess(_NoQuestionVectors(search.searcher), search.document)
+    agent = AgentProgram(blind, ExtractiveBackend(), AgentSettings(), model=model)
     with caplog.at_level("WARNING", logger="fedlab.agent.program"):
         answers = [agent(FACTUAL), agent("Who dissented at the June 2022 meeting?")]
     assert [r.message for r in caplog.records].count(caplog.records[0].message) == len(caplog.records) == 1

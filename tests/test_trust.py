@@ -214,6 +214,15 @@ def test_unreachable_tracking_server_fails_fast_in_one_line(ws, tmp_path):
     assert "building" not in proc.stderr  # nothing was built before the store was checked
 
 
+def test_a_file_store_uri_is_refused_in_one_line_that_names_the_database_to_use(ws, tmp_path):
+    """MLflow 3 refuses its file store (./mlruns) with a traceback: say so before any work, with
+    the sqlite URI to use instead."""
+    store = tmp_path / "mlruns"
+    proc = _run(_bm25(ws, f"mlflow.tracking_uri=file://{store}"), env={"MLFLOW_ALLOW_FILE_STORE": ""})
+    _one_line_error(proc, f"file://{store}", f"sqlite:///{tmp_path}/mlflow.db")
+    assert "building" not in proc.stderr and not store.exists()
+
+
 def test_a_logging_failure_keeps_the_finished_evaluation(tmp_path, ws):
     """The store accepts the run but cannot take its artifacts (its artifact directory's path
     is blocked by a file): the metrics and artifacts stay on disk, the run is FAILED."""

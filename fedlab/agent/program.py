@@ -178,10 +178,10 @@ class AgentProgram:
         return event.describe() if event is not None else ""
 
     def question_vector(self, question: str):
-        """The question's embedding for the model's question head: the searcher's query vector
-        (None, said once, when the searcher cannot embed — over MCP: the head then counts for
-        nothing)."""
-        embed = getattr(self.search_access.searcher, "question_vector", None)
+        """The question's embedding for the model's question head: the search access's (over MCP,
+        the config's embedder here), else the searcher's query vector (None, said once, when
+        neither can embed: the head then counts for nothing)."""
+        embed = self.search_access.question_vector or getattr(self.search_access.searcher, "question_vector", None)
         vector = embed(question) if embed is not None else None
         if vector is None and not self._warned_no_vector:
             self._warned_no_vector = True

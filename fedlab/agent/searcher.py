@@ -1,7 +1,10 @@
 """What the agent searches through: the in-process pipeline or the MCP client (agent.transport).
 
 The agent needs only ``search(question, k=None, hint=None) -> RetrievalResult`` and a document
-lookup for titles and passage text; both transports provide them.
+lookup for titles and passage text; both transports provide them. The question's embedding, which
+the answerability model's question head reads, is the pipeline's query vector in process; over MCP
+the agent embeds the question itself with the config's embedder, so that both transports give the
+same confidence.
 """
 from __future__ import annotations
 
@@ -19,6 +22,8 @@ class SearchAccess:
     searcher: Any  # has search(question, k=None, hint=None) -> RetrievalResult
     document: Callable[[str], Document | None]  # doc_id -> Document (None when unknown)
     close: Callable[[], None] = lambda: None
+    # question -> its embedding; None: the searcher's own question_vector, if it has one
+    question_vector: Callable[[str], Any] | None = None
 
 
 def open_direct(cfg, pipeline=None) -> SearchAccess:
@@ -43,7 +48,10 @@ def open_mcp(cfg) -> SearchAccess:
     if lookup is None and getattr(searcher, "corpus", None) is not None:
         lookup = searcher.corpus.by_id.get
     close = getattr(searcher, "close", None) or (lambda: None)
-    return SearchAccess(searcher, lookup or (lambda doc_id: None), close)
+    from fedlab.pipeline import question_embedder
+
+    embedder = question_embedder(cfg)  # loads its model on the first question
+    return SearchAccess(searcher, lookup or (lambda doc_id: None), close, embedder.query_vector)
 
 
 def open_search(cfg, transport: str, pipeline=None) -> SearchAccess:

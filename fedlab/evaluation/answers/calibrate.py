@@ -254,8 +254,9 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
             "corpus_hash": c.pipeline.corpus.content_hash,
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": config_name, "sets": list(overrides),
             "method": "logistic"}  # every name in METHODS fits the same heads
-    if c.pipeline.embedder is not None:  # the question head reads this embedder's vectors
-        meta.update(embedder=cfg.embedder.name, embedder_fingerprint=c.pipeline.embedder.fingerprint())
+    embedder = c.pipeline.question_embedder or c.pipeline.embedder
+    if embedder is not None:  # the question head reads this embedder's vectors
+        meta.update(embedder=cfg.embedder.name, embedder_fingerprint=embedder.fingerprint())
     model = fit_model(c.rows, c.vocabulary, target, float(c.agent.settings.off_topic_threshold), meta=meta,
                       max_false_abstention=budget, max_withheld_correct=withheld)
     path = Path(out) if out else default_out(cfg)
