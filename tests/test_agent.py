@@ -439,6 +439,21 @@ def test_a_rate_path_question_is_answered_from_the_timelines_implementation_note
     assert "July 2019" not in without.answer  # the search alone misses July's note: the timeline adds it
 
 
+def test_a_rate_set_at_one_meeting_is_read_from_its_implementation_note(events_search):
+    """About one meeting, the sentence setting the rate asked about is handed to the backend from the
+    timeline (retrieval can miss it among the minutes' passages); the answer states the rate, cited to it."""
+    question = "What did the Committee set the ON RRP offering rate to in March 2022?"
+    (note,) = [a for m in events_search.searcher.timeline if m.date == "2022-03-16"
+               for a in m.administered if a.rate == "on_rrp"]
+    a = AgentProgram(events_search, ExtractiveBackend(max_sentences=4), AgentSettings())(question)
+    assert not a.abstained, a.answer
+    assert_grounded(a)
+    cited = [c for c in a.citations if c.doc_id == note.sentence.doc_id and "offering rate of 0.3 percent" in c.text]
+    assert cited and "offering rate of 0.3 percent" in a.answer, a.answer
+    without = AgentProgram(events_search, ExtractiveBackend(max_sentences=4), AgentSettings(decision_passages=False))(question)
+    assert "0.3 percent" not in without.answer
+
+
 def test_a_vote_question_is_answered_from_the_timelines_vote_records(events_search):
     """The agent hands the backend the vote record of each meeting in range; the answer says how
     the vote split and why, cited to the statement."""

@@ -408,6 +408,22 @@ def test_a_sentence_introducing_a_list_is_answered_with_its_items():
     assert_every_sentence_cited(answer)
 
 
+def test_a_list_introduced_twice_is_said_once():
+    """A directive's introduction ("… the following domestic policy directive:") and its own
+    opening ("… directs the Desk to:") both end in a colon: each is read with the items after it,
+    and the second, already said inside the first, is not said again."""
+    directive = ("At the conclusion of the discussion, the Committee voted to direct the Desk in accordance with "
+                 "the following domestic policy directive:\n\n"
+                 "Effective March 17, 2022, the Federal Open Market Committee directs the Desk to:\n\n"
+                 "Conduct overnight reverse repurchase agreement operations at an offering rate of 0.3 percent.")
+    passages = [passage(1, "2022-03-16", directive, kind="minutes"), passage(2, "2022-03-16", BOILERPLATE)]
+    answer = synthesize_answer("What did the directive set the overnight reverse repurchase agreement offering "
+                               "rate to in March 2022?", passages, max_sentences=4)["answer"]
+    assert answer.count("offering rate of 0.3 percent") == 1, answer
+    assert answer.count("directs the Desk to") == 1, answer
+    assert_every_sentence_cited(answer)
+
+
 def test_no_matching_sentence_gives_an_empty_answer():
     passages = [passage(1, "2022-03-16", BOILERPLATE), passage(2, "2022-05-04", BOILERPLATE)]
     assert synthesize_answer("Which bakery sold sourdough in 2022 and 2023?", passages) == {"answer": ""}

@@ -242,25 +242,29 @@ class AgentProgram:
         return top
 
     def decision_hits(self, question: str, hint: DateHint | None, shown: list[Hit]) -> list[ExtraPassage]:
-        """For a question spanning several meetings: each policy meeting's decision sentence in the
-        range and, for each administered rate the question names (interest on reserve balances, the
-        ON RRP offering rate, the primary credit rate), the sentence that set it, from the
-        searcher's meeting timeline; none when the searcher has no timeline or the question names
-        one meeting. A sentence a shown passage holds whole is not repeated (one cut by the
-        passage's end is)."""
+        """For each administered rate the question names (interest on reserve balances, the ON RRP
+        offering rate, the primary credit rate), the sentence that set it at each meeting in the
+        question's range, and, for a question spanning several meetings, each policy meeting's
+        decision sentence, from the searcher's meeting timeline; none when the searcher has no
+        timeline or the question has no bounded range. About one meeting, the sentence setting the
+        rate sits in the minutes' directive and implementation note among forty passages, which
+        retrieval can miss; its decision sentence is its statement's, which it finds. A sentence a
+        shown passage holds whole is not repeated (one cut by the passage's end is)."""
         from fedlab.corpus.timeline import rates_named
 
         timeline = getattr(self.search_access.searcher, "timeline", None)
-        spanned = hint.meeting_span() if hint is not None else None
-        if not self.settings.decision_passages or timeline is None or not self.locates or spanned is None:
+        if not self.settings.decision_passages or timeline is None or not self.locates or hint is None:
             return []
-        lo, hi = spanned
+        spanned = hint.meeting_span()
         rates = set(rates_named(question))
+        if spanned is None and (not rates or hint.date_from is None or hint.date_to is None):
+            return []
+        lo, hi = spanned or (hint.date_from, hint.date_to)
         out, added = [], set()  # (span, section)
         for meeting in timeline:
             if not (lo <= meeting.date <= hi):
                 continue
-            spans = [meeting.decision.sentence] if meeting.decision is not None else []
+            spans = [meeting.decision.sentence] if meeting.decision is not None and spanned is not None else []
             spans += [a.sentence for a in meeting.administered if a.rate in rates]
             for span in spans:
                 if span in added or any(h.chunk.doc_id == span.doc_id and h.chunk.start <= span.start

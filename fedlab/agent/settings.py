@@ -29,7 +29,7 @@ class AgentSettings:
     calibration: str | None = None  # the answerability model (fedlab.agent.answerability); None: unmodelled
     answerability: dict = field(default_factory=dict)  # thresholds (None: the model's), the targets they were fitted for
     off_topic_threshold: float = 0.5  # P(off topic) at or above which the question is off topic
-    decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence (and rate notes)
+    decision_passages: bool = True  # multi-meeting questions also get each meeting's decision sentence; rate notes any dated one
     change_passages: int = 8  # ... and each statement's changed sentences, when the range holds at most this many changes
     meeting_changes: bool = True  # a question about one meeting gets what its statement changed from the previous one
     named_doc_type: bool = True  # a question naming one document type ("the March 2019 minutes") gets its passages first

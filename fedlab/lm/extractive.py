@@ -17,7 +17,8 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   (VOCABULARY_EXPANSIONS: "decision" and "action" are what "the Committee decided to …", a
   pair the stemmer keeps apart).
 - synthesize_answer: splits the passages into sentences (a sentence ending in a colon introduces
-  a list and is read with the rest of its passage) and ranks them by IDF-weighted overlap
+  a list and is read with the rest of its passage; a sentence said within one chosen before is not
+  said again) and ranks them by IDF-weighted overlap
   with the question's terms plus the expansions above (numbers count double) and, for each
   abbreviation the corpus defines (fedlab.corpus.glossary) whose short or long form the question
   holds, the other form's terms ("IOER" also matches "interest … excess reserve balances"). Date words are
@@ -385,7 +386,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
             left = max_sentences - len(chosen) - sum(at[k][2].lower() not in seen for k in kept)
             if s < 0.5 * best or left <= 0:
                 continue
-        if sentence.lower() in seen:
+        if any(sentence.lower() in said for said in seen):  # said, or within a list said with its introduction
             continue
         seen.add(sentence.lower())
         chosen.append(dated.get(meeting, "") * (not held_types(sentence, DATE)) + _cited(sentence, f"Source {n}"))
