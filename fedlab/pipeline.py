@@ -46,8 +46,8 @@ class Pipeline:
     embedder: Any | None  # the dense side's (None for BM25 alone)
     info: BuildInfo
     # the question's embedder for the answerability model's question head, whatever the retriever:
-    # BM25 alone has no dense side, and without it "What is the capital of Australia?" matched
-    # passages on capital flows and Australia's economy and was answered
+    # BM25 alone has no dense side, and without it an off-topic question whose words the corpus
+    # holds (a country's capital) matched passages on capital flows and was answered
     question_embedder: Any | None = None
     _by_doc: dict[str, list[Chunk]] | None = field(default=None, repr=False)
     _statements: list | None = field(default=None, repr=False)
