@@ -119,10 +119,16 @@ class Pipeline:
             self._statement_reader = StatementReader(self.policy_statements())
         return self._statement_reader.runs(question, date_from, date_to, date_words)
 
+    @property
+    def question_side(self):
+        """What embeds a question for the answerability model's question head: the config's
+        embedder whatever the retriever (a pipeline built by hand may have only a dense side)."""
+        return self.question_embedder or self.embedder
+
     def question_vector(self, question: str):
-        """The question's query vector (cached; the dense side's model, or the config's embedder
-        for BM25 alone), None without an embedder: what the answerability model's question head reads."""
-        embedder = self.question_embedder or self.embedder
+        """The question's query vector (cached), None without an embedder: what the answerability
+        model's question head reads."""
+        embedder = self.question_side
         return embedder.query_vector(question) if embedder is not None else None
 
     def chunk_at(self, doc_id: str, offset: int) -> Chunk | None:

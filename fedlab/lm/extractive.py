@@ -380,18 +380,22 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     chosen, seen = [], set()
     at = {c[1]: c for c in candidates}
     dated = _dated_labels(question, ranked)
+
+    def said(text: str) -> bool:  # said, or within a list said with its introduction
+        return any(text.lower() in earlier for earlier in seen)
+
     for s, (n, (i, j), sentence, _, meeting) in ranked:
         if (i, j) not in kept:
             # the places left once each part's best sentence not yet said has one
-            left = max_sentences - len(chosen) - sum(at[k][2].lower() not in seen for k in kept)
+            left = max_sentences - len(chosen) - sum(not said(at[k][2]) for k in kept)
             if s < 0.5 * best or left <= 0:
                 continue
-        if any(sentence.lower() in said for said in seen):  # said, or within a list said with its introduction
+        if said(sentence):
             continue
         seen.add(sentence.lower())
         chosen.append(dated.get(meeting, "") * (not held_types(sentence, DATE)) + _cited(sentence, f"Source {n}"))
         follow = at.get((i, j + 1))
-        if follow is not None and CONTINUES.match(follow[2]) and follow[2].lower() not in seen:
+        if follow is not None and CONTINUES.match(follow[2]) and not said(follow[2]):
             seen.add(follow[2].lower())
             chosen[-1] += " " + _cited(follow[2], f"Source {n}")
     return " ".join(chosen)

@@ -254,7 +254,7 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
             "corpus_hash": c.pipeline.corpus.content_hash,
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": config_name, "sets": list(overrides),
             "method": "logistic"}  # every name in METHODS fits the same heads
-    embedder = c.pipeline.question_embedder or c.pipeline.embedder
+    embedder = c.pipeline.question_side
     if embedder is not None:  # the question head reads this embedder's vectors
         meta.update(embedder=cfg.embedder.name, embedder_fingerprint=embedder.fingerprint())
     model = fit_model(c.rows, c.vocabulary, target, float(c.agent.settings.off_topic_threshold), meta=meta,
