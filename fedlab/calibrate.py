@@ -1,10 +1,11 @@
-"""`python -m fedlab.calibrate`: fit the agent's answerability model on the dev split.
+"""`python -m fedlab.calibrate`: fit the agent's answerability model on the dev split and the calibration set.
 
     python -m fedlab.calibrate                       # evaluate config, agent=default lm=extractive
     python -m fedlab.calibrate --config production --target-precision 0.9 --max-false-abstention 0.05
     python -m fedlab.calibrate --set retriever=bm25 --out /tmp/model.json
     python -m fedlab.calibrate --config production --cross-fit   # dev figures on unseen questions; writes nothing
     python -m fedlab.calibrate --config production --cross-fit --seed 1   # another shuffle of the folds
+    python -m fedlab.calibrate --set dataset.calibration_path=null      # the dev split alone
 
 The work is fedlab.evaluation.answers.calibrate's (the unmodelled agent over the split, each
 answer judged, the model fitted by fedlab.agent.answerability_fit). The lines that make a config
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cross_fit:
             outcome = cross_fit(cfg, target_precision=args.target_precision,
                                 max_false_abstention=args.max_false_abstention, console=console, seed=args.seed)
-            print_cross_fit(outcome.metrics, args.split)
+            print_cross_fit(outcome, args.split)
             return 0
         result = calibrate(cfg, out=args.out, target_precision=args.target_precision, config_name=args.config,
                            overrides=args.sets, console=console, method=args.method,

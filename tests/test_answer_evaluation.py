@@ -369,6 +369,10 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
     fitted = json.loads(cal.read_text())
     assert fitted["kind"] == "fedlab.answerability/3" and fitted["meta"]["split"] == "dev"
     assert fitted["meta"]["retriever"] == "bm25" and fitted["meta"]["threshold_from"].startswith("out-of-fold")
+    shipped = (ROOT / "datasets/fomc_qa/calibration.jsonl").read_text().splitlines()
+    assert fitted["meta"]["calibration_set"]["n"] == len(shipped)  # fitted on dev and the calibration set
+    assert fitted["meta"]["correctness_from"] == "calibration_set"  # P(correct) from the questions new to the agent
+    assert f"131 dev questions + {len(shipped)} of the calibration set" in proc.stderr
     # out of fold on dev, the model must tell answerable from unanswerable questions better than chance
     assert fitted["meta"]["oof_auroc_answerable"] > 0.6 and 0 < fitted["threshold"] < 1
 
@@ -420,19 +424,66 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
 def test_cross_fit_measures_the_split_on_unseen_questions_and_writes_nothing(corpus_dir, tmp_path):
     data = corpus_dir.parent.parent
     out = tmp_path / "never.json"
+    # a small calibration set (the shipped one's first questions of each category) keeps this quick
+    shipped = [json.loads(x) for x in (ROOT / "datasets/fomc_qa/calibration.jsonl").read_text().splitlines()]
+    small = [q for cat in ("factual", "minutes_views", "unanswerable", "off_topic")
+             for q in [r for r in shipped if r["category"] == cat][:3]]
+    extra = tmp_path / "calibration.jsonl"
+    extra.write_text("".join(json.dumps(q) + "\n" for q in small))
     proc = subprocess.run([sys.executable, "-m", "fedlab.calibrate", "--set", "retriever=bm25",
-                           "--set", f"paths.data_dir={data}", "--cross-fit", "--out", str(out)],
+                           "--set", f"paths.data_dir={data}", "--set", f"dataset.calibration_path={extra}",
+                           "--cross-fit", "--out", str(out)],
                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not out.exists()
-    lines = proc.stdout.splitlines()
-    assert lines[0].startswith("# dev, cross-fitted")
-    m = {name: float(value) for name, value in (line.split() for line in lines[1:])}
-    for name in ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "ece", "brier", "auroc",
-                 "coverage@precision0.9", "abstention_rate.unanswerable", "answer_accuracy.factual"):
-        assert 0.0 <= m[name] <= 1.0, name
-    assert m["citation_validity"] == 1.0
-    assert "cross-fitted answering: 131/131" in proc.stderr
+    blocks: dict[str, dict[str, float]] = {}
+    for line in proc.stdout.splitlines():
+        if line.startswith("# "):
+            title = line[2:]
+            blocks[title] = {}
+        else:
+            name, value = line.split()
+            blocks[title][name] = float(value)
+    titles = list(blocks)
+    assert titles[0].startswith("dev + calibration set, cross-fitted")
+    assert titles[1:] == ["dev (131 questions)", f"calibration set ({len(small)} questions)"]
+    for m in blocks.values():
+        for name in ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "ece", "brier", "auroc",
+                     "abstention_rate.unanswerable", "answer_accuracy.factual"):
+            assert 0.0 <= m[name] <= 1.0, name
+        assert m["citation_validity"] == 1.0
+    # the whole is made of its parts: 131 and 12 questions, each answered once
+    whole, dev, cal = (blocks[t] for t in titles)
+    assert whole["abstention_rate.off_topic"] == pytest.approx(
+        (dev["abstention_rate.off_topic"] * 13 + cal["abstention_rate.off_topic"] * 3) / 16, abs=1e-3)
+    assert f"cross-fitted answering: {131 + len(small)}/{131 + len(small)}" in proc.stderr
+
+
+def test_the_calibration_set_must_exist_and_keep_its_own_ids(tmp_path):
+    from omegaconf import OmegaConf
+
+    from fedlab.errors import FedlabError
+    from fedlab.evaluation.answers.calibrate import CALIBRATION_SET, fitting_questions
+
+    dataset = ROOT / "datasets/fomc_qa/fomc_qa.jsonl"
+    cfg = OmegaConf.create({"dataset": {"path": str(dataset), "split": "dev",
+                                        "calibration_path": str(tmp_path / "absent.jsonl")}})
+    with pytest.raises(FedlabError, match=r"dataset.calibration_path=.*absent.jsonl does not exist.*=null"):
+        fitting_questions(cfg)
+    reused = tmp_path / "reused.jsonl"
+    reused.write_text(dataset.read_text().splitlines()[0] + "\n")
+    cfg.dataset.calibration_path = str(reused)
+    first = json.loads(reused.read_text())
+    with pytest.raises(FedlabError, match=f"reuses question ids of dataset.path \\({first['id']}"):
+        fitting_questions(cfg)
+    renamed = tmp_path / "renamed.jsonl"
+    renamed.write_text(json.dumps({**first, "id": "new-001", "split": "dev"}) + "\n")
+    cfg.dataset.calibration_path = str(renamed)
+    questions, sources = fitting_questions(cfg)
+    assert questions[-1].id == "new-001" and sources[-1] == CALIBRATION_SET and sources[0] == "dev"
+    assert len(questions) == 132
+    cfg.dataset.calibration_path = None  # the split alone
+    assert len(fitting_questions(cfg)[0]) == 131
 
 
 def test_cross_fit_folds_follow_the_questions_categories_not_the_agents_outcomes():

@@ -187,6 +187,52 @@ def test_each_head_gets_the_regularisation_its_own_rows_prefer():
     loose = _pipeline(model.meta["c_answerable"]).fit(x, [r.outcome == "correct" for r in given]).predict_proba(x)[:, 1]
     assert np.std(share) < 0.5 * np.std(loose)
 
+def test_the_correctness_head_can_be_fitted_on_the_fresh_questions_alone():
+    """Dev rows answered right far more often than fresh ones with the same features (an agent
+    developed on dev): fitted on the fresh rows, P(correct) follows their rate; fitted on every
+    row, it is pulled up towards dev's. The answerable head reads every row either way."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for i, r in enumerate(_rows(240, seed=7)):
+        fresh = i % 2 == 0
+        if r.outcome != "unanswerable":  # dev right 90% of the time, fresh 50%, whatever the features
+            r = Row(r.features, "correct" if rng.uniform() < (0.5 if fresh else 0.9) else "wrong", r.off_topic)
+        rows.append(Row(r.features, r.outcome, r.off_topic, fresh=fresh))
+    pooled = fit_model(rows, VOCAB, 0.9, 0.5)
+    on_fresh = fit_model(rows, VOCAB, 0.9, 0.5, correctness_from="calibration_set")
+    given = [r for r in rows if r.outcome != "unanswerable"]
+    fresh_rate = np.mean([r.outcome == "correct" for r in given if r.fresh])
+
+    def mean_p(model):
+        return np.mean([model.correct_p(r.features) for r in given])
+
+    assert on_fresh.meta["correctness_from"] == "calibration_set" and pooled.meta["correctness_from"] == "all"
+    assert on_fresh.meta["n_correctness"] == sum(r.fresh for r in given) < pooled.meta["n_correctness"] == len(given)
+    assert abs(mean_p(on_fresh) - fresh_rate) < 0.05 < mean_p(pooled) - fresh_rate
+    assert on_fresh.answerable.to_json() == pooled.answerable.to_json()
+    # every row, told apart by an indicator the stored head holds at "fresh": fresh's rate, and the
+    # features' weights learned from all the rows
+    as_new = fit_model(rows, VOCAB, 0.9, 0.5, correctness_from="all_as_new")
+    assert as_new.meta["correctness_from"] == "all_as_new" and as_new.meta["n_correctness"] == len(given)
+    assert abs(mean_p(as_new) - fresh_rate) < 0.05
+    assert as_new.correctness.features == list(CORRECTNESS_FEATURES)
+    # no fresh row: every answerable row, as before
+    stale = [Row(r.features, r.outcome, r.off_topic) for r in rows]
+    assert fit_model(stale, VOCAB, 0.9, 0.5, correctness_from="calibration_set").meta["correctness_from"] == "all"
+    with pytest.raises(FedlabError, match="correctness_from='dev'"):
+        fit_model(rows, VOCAB, 0.9, 0.5, correctness_from="dev")
+
+
+def test_a_feature_fixed_at_a_value_moves_into_the_intercept():
+    from fedlab.agent.answerability_fit import _fold_constant
+
+    head = LogisticHead(["no", "yes"], ["a", "b", "c"], [0.5, 0.2, 0.1], [2.0, 0.5, 0.25], [[1.0, -2.0, 3.0]], [0.3])
+    fixed = _fold_constant(head, "b", 1.0)
+    assert fixed.features == ["a", "c"]
+    for a, c in ((0.0, 0.0), (1.0, 0.5), (-2.0, 3.0)):
+        assert fixed.proba({"a": a, "c": c}) == pytest.approx(head.proba({"a": a, "b": 1.0, "c": c}))
+
+
 def test_the_answer_threshold_withholds_at_most_its_share_of_the_right_answers():
     from fedlab.agent.answerability_fit import choose_answer_threshold
 

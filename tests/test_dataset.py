@@ -15,6 +15,7 @@ from fedlab.dataset.validate import dataset_stats, validate_file
 
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = ROOT / "datasets" / "fomc_qa" / "fomc_qa.jsonl"
+CALIBRATION_SET = ROOT / "datasets" / "fomc_qa" / "calibration.jsonl"
 
 
 # ---------------------------------------------------------------- locate_quote
@@ -406,3 +407,16 @@ def test_shipped_dataset_validates(documents):
     stats = report.stats()
     assert stats["total"] >= 100
     assert all(stats["category"][c] > 0 for c in stats["category"])
+
+
+def test_shipped_calibration_set_validates_and_is_apart_from_the_dataset(documents):
+    """The answerability model is fitted on the dev split and these: they validate, are all dev,
+    cover every category and share no id (nor question) with the dataset."""
+    report = validate_file(CALIBRATION_SET, documents)
+    assert [str(p) for p in report.problems] == []
+    stats = report.stats()
+    assert stats["split"] == {"dev": stats["total"], "test": 0}
+    assert all(stats["category"][c] > 0 for c in stats["category"])
+    dataset = load_dataset(DATASET)
+    assert not {q.id for q in report.questions} & {q.id for q in dataset}
+    assert not {q.question.lower() for q in report.questions} & {q.question.lower() for q in dataset}

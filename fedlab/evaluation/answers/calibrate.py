@@ -1,7 +1,9 @@
 """Fit the agent's answerability model on a split (the task behind ``python -m fedlab.calibrate``).
 
-The agent answers every question of the split with no model (every question it searches is
-answered from its first search) and records each question's features; an answer is correct
+The agent answers every question of the split — and of the calibration set
+(``dataset.calibration_path``: questions written after the agent was built, never used to
+develop it, so its answers to them are as right as they are on new questions) — with no model
+(every question it searches is answered from its first search) and records each question's features; an answer is correct
 when it is an answer to an answerable question stating all key facts (judged by
 ``measures.judge_answer``). The model (fedlab.agent.answerability: off-topic, answerable and
 correctness heads) is fitted on those rows, its abstention thresholds chosen out of fold for the
@@ -23,6 +25,7 @@ from fedlab.errors import FedlabError
 
 
 METHODS = ("logistic", "platt")
+CALIBRATION_SET = "calibration set"  # the source name of dataset.calibration_path's questions
 
 
 @dataclass
@@ -30,9 +33,10 @@ class CalibrationResult:
     model: AnswerabilityModel
     out: Path  # where the model was written
     split: str
-    n_questions: int
+    n_questions: int  # the split's and the calibration set's
     n_searched: int  # questions the agent searched: the rows the model was fitted on
     n_correct: int  # of those, answered correctly with no model
+    n_calibration_set: int  # of n_questions, the calibration set's
     target_precision: float
     max_false_abstention: float | None = None
     max_withheld_correct: float | None = None
@@ -59,7 +63,8 @@ def config_path(out: Path) -> str:
 def print_result(result: CalibrationResult, console: Console) -> None:
     """What was fitted (stderr), then the lines that make a config use it (stdout)."""
     model, out, target = result.model, result.out, result.target_precision
-    console.print(f"{result.n_questions} {result.split} questions ({result.n_searched} searched, {result.n_correct} "
+    extra = f" + {result.n_calibration_set} of the {CALIBRATION_SET}" if result.n_calibration_set else ""
+    console.print(f"{result.n_questions - result.n_calibration_set} {result.split} questions{extra} ({result.n_searched} searched, {result.n_correct} "
                   f"answered correctly with no model); answerability model -> {out}")
     budget = result.max_false_abstention
     spent = "" if budget is None else f", false abstention <= {budget:.2f} with the answer threshold"
@@ -93,13 +98,20 @@ CROSS_FIT_SHOWN = ("answer_accuracy", "abstention_accuracy", "false_abstention_r
                    "ece_if_calibrated", "brier", "auroc", "coverage@precision0.9")
 
 
-def print_cross_fit(metrics: dict[str, float], split: str) -> None:
+def print_cross_fit(cross: "CrossFit", split: str) -> None:
     """The cross-fitted measures on stdout, one ``name value`` per line: the selective-answering
-    ones, then answer accuracy and abstention by category."""
-    print(f"# {split}, cross-fitted: each question answered by a model fitted without it")
-    for name in (*CROSS_FIT_SHOWN, *sorted(k for k in metrics if k.startswith(("answer_accuracy.", "abstention_rate.")))):
-        if name in metrics:
-            print(f"{name} {metrics[name]:.4f}")
+    ones, then answer accuracy and abstention by category — for every question, then (with a
+    calibration set) for each source apart, each block under a ``#`` line."""
+    blocks = [(f"{split}{' + ' + CALIBRATION_SET if len(cross.by_source) > 1 else ''}, cross-fitted: each question "
+               "answered by a model fitted without it", cross.outcome.metrics)]
+    if len(cross.by_source) > 1:
+        blocks += [(f"{source} ({n} questions)", metrics) for source, (n, metrics) in cross.by_source.items()]
+    for title, metrics in blocks:
+        print(f"# {title}")
+        for name in (*CROSS_FIT_SHOWN, *sorted(k for k in metrics
+                                               if k.startswith(("answer_accuracy.", "abstention_rate.")))):
+            if name in metrics:
+                print(f"{name} {metrics[name]:.4f}")
 
 
 def threshold_targets(cfg, target_precision: float | None, max_false_abstention: float | None) -> tuple[float, float | None]:
@@ -118,6 +130,11 @@ def threshold_targets(cfg, target_precision: float | None, max_false_abstention:
     return target, budget
 
 
+def correctness_from(cfg) -> str:
+    """``agent.answerability.correctness_from``: the rows the correctness head is fitted on."""
+    return str(cfg.agent.get("answerability", {}).get("correctness_from") or "all")
+
+
 def withheld_target(cfg) -> float | None:
     """``agent.answerability.max_withheld_correct``, checked: the share of right answers the answer
     threshold may withhold (None: no answer threshold)."""
@@ -129,11 +146,38 @@ def withheld_target(cfg) -> float | None:
     return float(value)
 
 
+def calibration_set(cfg) -> list:
+    """The questions of ``dataset.calibration_path`` in ``cfg``'s split ([] when it is null)."""
+    from fedlab.dataset.schema import load_dataset
+
+    path = cfg.dataset.get("calibration_path")
+    if not path:
+        return []
+    if not Path(path).is_file():
+        raise FedlabError(f"dataset.calibration_path={path} does not exist: point it at a JSONL file in the fomc_qa "
+                          "schema, or pass dataset.calibration_path=null to fit on the split alone")
+    split = cfg.dataset.split
+    return [q for q in load_dataset(path) if split == "all" or q.split == split]
+
+
+def fitting_questions(cfg) -> tuple[list, list[str]]:
+    """The split's questions, then the calibration set's, and where each comes from."""
+    from fedlab.evaluation.retrieval.harness import load_split
+
+    split, extra = load_split(cfg.dataset.path, cfg.dataset.split), calibration_set(cfg)
+    clash = sorted({q.id for q in split} & {q.id for q in extra})
+    if clash:
+        raise FedlabError(f"dataset.calibration_path={cfg.dataset.calibration_path} reuses question ids of "
+                          f"dataset.path ({', '.join(clash[:3])}…): give the calibration set its own ids")
+    return [*split, *extra], [str(cfg.dataset.split)] * len(split) + [CALIBRATION_SET] * len(extra)
+
+
 @dataclass
 class Collected:
-    """The split answered by the unmodelled agent, and the rows the model is fitted on."""
+    """The split (and the calibration set) answered by the unmodelled agent, and the rows the model is fitted on."""
 
     questions: list
+    sources: list[str]  # per question: the split's name or CALIBRATION_SET
     pipeline: object
     vocabulary: object  # fedlab.agent.evidence.Vocabulary
     agent: object  # the unmodelled fedlab.agent.program.AgentProgram
@@ -151,10 +195,9 @@ def collect_rows(cfg, console: Console) -> Collected:
     from fedlab.agent.searcher import open_direct
     from fedlab.evaluation.answers.harness import run_agent
     from fedlab.evaluation.answers.measures import judge_answer
-    from fedlab.evaluation.retrieval.harness import load_split
     from fedlab.pipeline import build_pipeline
 
-    questions = load_split(cfg.dataset.path, cfg.dataset.split)
+    questions, sources = fitting_questions(cfg)
     pipeline = build_pipeline(cfg, progress=True)  # what a cold cache builds, shown on stderr
     vocabulary = Vocabulary.from_chunks(pipeline.chunks)
     agent = build_agent(cfg, search=open_direct(cfg, pipeline))
@@ -168,13 +211,14 @@ def collect_rows(cfg, console: Console) -> Collected:
         outcome = "correct" if judged.answer_correct else "wrong" if q.answerable else "unanswerable"
         vector = pipeline.question_vector(q.question)
         rows.append(Row(dict(a.signals), outcome, q.category == "off_topic",
-                        vector.tolist() if vector is not None else None))
+                        vector.tolist() if vector is not None else None, fresh=sources[i] == CALIBRATION_SET))
         row_question.append(i)
-    return Collected(questions, pipeline, vocabulary, agent, rows, row_question)
+    return Collected(questions, sources, pipeline, vocabulary, agent, rows, row_question)
 
 
 def question_folds(categories: Sequence[str], seed: int) -> list[int]:
-    """The fold (0..FOLDS-1) of each row, stratified by its question's category — not by the agent's
+    """The fold (0..FOLDS-1) of each row, stratified by its question's category (any label: the
+    calibration set's questions are told apart by theirs) — not by the agent's
     outcome: two versions of the agent then answer each question from models fitted on the same
     other questions, a paired comparison (folds drawn on the outcomes move most questions when two
     answers change, and the figures with them)."""
@@ -191,22 +235,29 @@ def question_folds(categories: Sequence[str], seed: int) -> list[int]:
     return fold
 
 
+@dataclass
+class CrossFit:
+    outcome: object  # fedlab.evaluation.answers.harness.AgentOutcome over every question
+    by_source: dict[str, tuple[int, dict[str, float]]]  # per source: its questions' count and measures
+
+
 def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: float | None = None,
-              console: Console | None = None, seed: int = 0):
+              console: Console | None = None, seed: int = 0) -> CrossFit:
     """The modelled agent measured on ``cfg``'s split with every question answered by a model
     fitted without it (5 folds of the rows, stratified by question category; the threshold chosen within each
     training part for the targets): the split's figures as they are on unseen questions, what
     settings are chosen by. The fitted model's own split flatters it. Writes nothing; returns
-    the fedlab.evaluation.answers.harness.AgentOutcome."""
+    the measures over every question and over each source's (the split's, the calibration set's)."""
     from fedlab.agent.answerability_fit import FOLDS, fit_model
     from fedlab.evaluation.answers.harness import evaluate_answers
+    from fedlab.evaluation.answers.measures import summarize
     from fedlab.progress import progress
 
     console = console or Console(stderr=True)
     target, budget = threshold_targets(cfg, target_precision, max_false_abstention)
     withheld = withheld_target(cfg)
     c = collect_rows(cfg, console)
-    folds = question_folds([c.questions[qi].category for qi in c.row_question], seed)
+    folds = question_folds([f"{c.sources[qi]}:{c.questions[qi].category}" for qi in c.row_question], seed)
     # question index -> fold; a question with no row is answered with the coverage, whatever the fold
     fold_of = {qi: k for qi, k in zip(c.row_question, folds)}
     agent, answers = c.agent, [None] * len(c.questions)
@@ -216,12 +267,18 @@ def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: 
         for k in range(FOLDS):
             train = [r for r, qi in zip(c.rows, c.row_question) if fold_of[qi] != k]
             agent.model = fit_model(train, c.vocabulary, target, float(agent.settings.off_topic_threshold),
-                                    max_false_abstention=budget, max_withheld_correct=withheld)
+                                    max_false_abstention=budget, max_withheld_correct=withheld,
+                                    correctness_from=correctness_from(cfg))
             for qi, q in enumerate(c.questions):
                 if fold_of.get(qi, 0) == k:
                     answers[qi] = agent(q.question)
                     advance()
-    return evaluate_answers(c.questions, answers, c.pipeline)
+    outcome = evaluate_answers(c.questions, answers, c.pipeline)
+    by_source = {}
+    for source in dict.fromkeys(c.sources):
+        idx = [i for i, s in enumerate(c.sources) if s == source]
+        by_source[source] = (len(idx), summarize([outcome.results[i] for i in idx], [answers[i] for i in idx]))
+    return CrossFit(outcome, by_source)
 
 
 def default_out(cfg) -> Path:
@@ -250,16 +307,21 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
     target, budget = threshold_targets(cfg, target_precision, max_false_abstention)
     withheld = withheld_target(cfg)
     c = collect_rows(cfg, console)
+    n_extra = sum(s == CALIBRATION_SET for s in c.sources)
     meta = {"split": cfg.dataset.split, "dataset_hash": dataset_hash(cfg.dataset.path),
             "corpus_hash": c.pipeline.corpus.content_hash,
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": config_name, "sets": list(overrides),
             "method": "logistic"}  # every name in METHODS fits the same heads
+    if n_extra:
+        meta["calibration_set"] = {"path": Path(cfg.dataset.calibration_path).name, "n": n_extra,
+                                   "hash": dataset_hash(cfg.dataset.calibration_path)}
     embedder = c.pipeline.question_side
     if embedder is not None:  # the question head reads this embedder's vectors
         meta.update(embedder=cfg.embedder.name, embedder_fingerprint=embedder.fingerprint())
     model = fit_model(c.rows, c.vocabulary, target, float(c.agent.settings.off_topic_threshold), meta=meta,
-                      max_false_abstention=budget, max_withheld_correct=withheld)
+                      max_false_abstention=budget, max_withheld_correct=withheld,
+                      correctness_from=correctness_from(cfg))
     path = Path(out) if out else default_out(cfg)
     model.save(path)
     return CalibrationResult(model, path, cfg.dataset.split, len(c.questions), len(c.rows),
-                             sum(r.outcome == "correct" for r in c.rows), target, budget, withheld)
+                             sum(r.outcome == "correct" for r in c.rows), n_extra, target, budget, withheld)
