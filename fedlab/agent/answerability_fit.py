@@ -104,26 +104,17 @@ def fit_correctness(x_said: np.ndarray, is_correct: np.ndarray, answerable: np.n
     if mode == "calibration_set" and min(int(is_correct[fresh].sum()), int((~is_correct[fresh]).sum())) < FOLDS:
         mode = "all"  # too few fresh right or wrong answers for its folds
     rows = fresh if mode == "calibration_set" else answerable
-    x, y = x_said[rows], is_correct[rows].astype(int)
-    if mode != "all_as_new":
-        c = choose_c(x, y)
-        head = _head(_pipeline(c).fit(x, y), CORRECTNESS_CLASSES, CORRECTNESS_FEATURES)
-        p = head.proba_many([dict(zip(CORRECTNESS_FEATURES, v)) for v in x_said])[:, 1]
-        p[rows] = _repeated_oof(c, x, y)
-        return CorrectnessFit(head, p, c, rows, mode)
-    # every answerable row, with whether it is a calibration-set question; read as one
-    x = np.column_stack([x, fresh[rows].astype(float)])
+    x, y, names, read_as = x_said[rows], is_correct[rows].astype(int), CORRECTNESS_FEATURES, None
+    if mode == "all_as_new":  # whether a row is a calibration-set question, and every row read as one
+        x, names = np.column_stack([x, fresh[rows].astype(float)]), (*CORRECTNESS_FEATURES, FRESH_FEATURE)
+        read_as = x.copy()
+        read_as[:, -1] = 1.0
     c = choose_c(x, y)
-    names = (*CORRECTNESS_FEATURES, FRESH_FEATURE)
-    head = _fold_constant(_head(_pipeline(c).fit(x, y), CORRECTNESS_CLASSES, names), FRESH_FEATURE, 1.0)
+    head = _head(_pipeline(c).fit(x, y), CORRECTNESS_CLASSES, names)
+    if mode == "all_as_new":
+        head = _fold_constant(head, FRESH_FEATURE, 1.0)
     p = head.proba_many([dict(zip(CORRECTNESS_FEATURES, v)) for v in x_said])[:, 1]
-    as_new = x.copy()
-    as_new[:, -1] = 1.0
-    oof = np.zeros(len(y))
-    for seed in range(OOF_REPEATS):
-        for train, held in _folds(y, seed).split(x, y):
-            oof[held] += _pipeline(c).fit(x[train], y[train]).predict_proba(as_new[held])[:, 1] / OOF_REPEATS
-    p[rows] = oof
+    p[rows] = _repeated_oof(c, x, y, read_as)
     return CorrectnessFit(head, p, c, rows, mode)
 
 
@@ -176,11 +167,17 @@ def _oof(c: float, x: np.ndarray, y: np.ndarray, seed: int, method: str = "predi
     return out[:, 1] if out.ndim == 2 else out
 
 
-def _repeated_oof(c: float, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _repeated_oof(c: float, x: np.ndarray, y: np.ndarray, predict_on: np.ndarray | None = None) -> np.ndarray:
     """P(y = 1) for every row, out of fold, averaged over ``OOF_REPEATS`` shuffles of the folds:
     the thresholds are read from these, and one shuffle's luck moves them by as much as a real
-    change does (on dev, the answer threshold spans 0.50-0.60 over six shuffles, 0.58-0.61 averaged)."""
-    return np.mean([_oof(c, x, y, seed) for seed in range(OOF_REPEATS)], axis=0)
+    change does (on dev, the answer threshold spans 0.50-0.60 over six shuffles, 0.58-0.61 averaged).
+    ``predict_on``: the rows as they are read when predicted (default ``x``)."""
+    predict_on = x if predict_on is None else predict_on
+    p = np.zeros(len(y))
+    for seed in range(OOF_REPEATS):
+        for train, held in _folds(y, seed).split(x, y):
+            p[held] += _pipeline(c).fit(x[train], y[train]).predict_proba(predict_on[held])[:, 1]
+    return p / OOF_REPEATS
 
 
 @dataclass

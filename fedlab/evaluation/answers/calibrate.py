@@ -3,8 +3,8 @@
 The agent answers every question of the split — and of the calibration set
 (``dataset.calibration_path``: questions written after the agent was built, never used to
 develop it, so its answers to them are as right as they are on new questions) — with no model
-(every question it searches is answered from its first search) and records each question's features; an answer is correct
-when it is an answer to an answerable question stating all key facts (judged by
+(every question it searches is answered from its first search) and records each question's
+features; an answer is correct when it is an answer to an answerable question stating all key facts (judged by
 ``measures.judge_answer``). The model (fedlab.agent.answerability: off-topic, answerable and
 correctness heads) is fitted on those rows, its abstention thresholds chosen out of fold for the
 stated targets (fedlab.agent.answerability_fit), and written as plain JSON
@@ -64,8 +64,9 @@ def print_result(result: CalibrationResult, console: Console) -> None:
     """What was fitted (stderr), then the lines that make a config use it (stdout)."""
     model, out, target = result.model, result.out, result.target_precision
     extra = f" + {result.n_calibration_set} of the {CALIBRATION_SET}" if result.n_calibration_set else ""
-    console.print(f"{result.n_questions - result.n_calibration_set} {result.split} questions{extra} ({result.n_searched} searched, {result.n_correct} "
-                  f"answered correctly with no model); answerability model -> {out}")
+    console.print(f"{result.n_questions - result.n_calibration_set} {result.split} questions{extra} "
+                  f"({result.n_searched} searched, {result.n_correct} answered correctly with no model); "
+                  f"answerability model -> {out}")
     budget = result.max_false_abstention
     spent = "" if budget is None else f", false abstention <= {budget:.2f} with the answer threshold"
     console.print(f"threshold P(answerable) >= {model.threshold:.3f} for precision {target:.2f}{spent} (out of fold): "
@@ -98,7 +99,7 @@ CROSS_FIT_SHOWN = ("answer_accuracy", "abstention_accuracy", "false_abstention_r
                    "ece_if_calibrated", "brier", "auroc", "coverage@precision0.9")
 
 
-def print_cross_fit(cross: "CrossFit", split: str) -> None:
+def print_cross_fit(cross: CrossFit, split: str) -> None:
     """The cross-fitted measures on stdout, one ``name value`` per line: the selective-answering
     ones, then answer accuracy and abstention by category — for every question, then (with a
     calibration set) for each source apart, each block under a ``#`` line."""
