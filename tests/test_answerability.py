@@ -211,14 +211,19 @@ def test_the_correctness_head_can_be_fitted_on_the_fresh_questions_alone():
     assert abs(mean_p(on_fresh) - fresh_rate) < 0.05 < mean_p(pooled) - fresh_rate
     assert on_fresh.answerable.to_json() == pooled.answerable.to_json()
     # every row, told apart by an indicator the stored head holds at "fresh": fresh's rate, and the
-    # features' weights learned from all the rows
-    as_new = fit_model(rows, VOCAB, 0.9, 0.5, correctness_from="all_as_new")
-    assert as_new.meta["correctness_from"] == "all_as_new" and as_new.meta["n_correctness"] == len(given)
-    assert abs(mean_p(as_new) - fresh_rate) < 0.05
-    assert as_new.correctness.features == list(CORRECTNESS_FEATURES)
-    # no fresh row: every answerable row, as before
-    stale = [Row(r.features, r.outcome, r.off_topic) for r in rows]
-    assert fit_model(stale, VOCAB, 0.9, 0.5, correctness_from="calibration_set").meta["correctness_from"] == "all"
+    # features' weights learned from all the rows (the head alone: fit_correctness)
+    from fedlab.agent.answerability_fit import fit_correctness
+
+    x = np.array([[r.features[n] for n in CORRECTNESS_FEATURES] for r in rows])
+    correct = np.array([r.outcome == "correct" for r in rows])
+    answerable = np.array([r.outcome != "unanswerable" for r in rows])
+    fresh = answerable & np.array([r.fresh for r in rows])
+    as_new = fit_correctness(x, correct, answerable, fresh, "all_as_new")
+    assert as_new.mode == "all_as_new" and as_new.rows.sum() == len(given)
+    assert abs(np.mean([as_new.head.proba(r.features)["correct"] for r in given]) - fresh_rate) < 0.05
+    assert as_new.head.features == list(CORRECTNESS_FEATURES)
+    # too few fresh right or wrong answers for the folds: every answerable row, as before
+    assert fit_correctness(x, correct, answerable, fresh & (np.cumsum(fresh) <= 8), "calibration_set").mode == "all"
     with pytest.raises(FedlabError, match="correctness_from='dev'"):
         fit_model(rows, VOCAB, 0.9, 0.5, correctness_from="dev")
 
