@@ -4,8 +4,8 @@ The agent answers every question of the split — and of the calibration set
 (``dataset.calibration_path``: questions written after the agent was built, never used to
 develop it, so its answers to them are as right as they are on new questions) — with no model
 (every question it searches is answered from its first search) and records each question's
-features; an answer is correct when it is an answer to an answerable question stating all key facts (judged by
-``measures.judge_answer``). The model (fedlab.agent.answerability: off-topic, answerable and
+features; an answer is correct when it is an answer to an answerable question stating all key
+facts (judged by ``measures.judge_answer``). The model (fedlab.agent.answerability: off-topic, answerable and
 correctness heads) is fitted on those rows, its abstention thresholds chosen out of fold for the
 stated targets (fedlab.agent.answerability_fit), and written as plain JSON
 (default ``conf/calibration/<lm>-<retriever>.json``: the features depend on both).
@@ -103,10 +103,9 @@ def print_cross_fit(cross: CrossFit, split: str) -> None:
     """The cross-fitted measures on stdout, one ``name value`` per line: the selective-answering
     ones, then answer accuracy and abstention by category — for every question, then (with a
     calibration set) for each source apart, each block under a ``#`` line."""
-    blocks = [(f"{split}{' + ' + CALIBRATION_SET if len(cross.by_source) > 1 else ''}, cross-fitted: each question "
+    blocks = [(f"{split}{' + ' + CALIBRATION_SET if cross.by_source else ''}, cross-fitted: each question "
                "answered by a model fitted without it", cross.outcome.metrics)]
-    if len(cross.by_source) > 1:
-        blocks += [(f"{source} ({n} questions)", metrics) for source, (n, metrics) in cross.by_source.items()]
+    blocks += [(f"{source} ({n} questions)", metrics) for source, (n, metrics) in cross.by_source.items()]
     for title, metrics in blocks:
         print(f"# {title}")
         for name in (*CROSS_FIT_SHOWN, *sorted(k for k in metrics
@@ -239,7 +238,7 @@ def question_folds(categories: Sequence[str], seed: int) -> list[int]:
 @dataclass
 class CrossFit:
     outcome: object  # fedlab.evaluation.answers.harness.AgentOutcome over every question
-    by_source: dict[str, tuple[int, dict[str, float]]]  # per source: its questions' count and measures
+    by_source: dict[str, tuple[int, dict[str, float]]]  # with a calibration set, per source: its count and measures
 
 
 def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: float | None = None,
@@ -276,9 +275,10 @@ def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: 
                     advance()
     outcome = evaluate_answers(c.questions, answers, c.pipeline)
     by_source = {}
-    for source in dict.fromkeys(c.sources):
-        idx = [i for i, s in enumerate(c.sources) if s == source]
-        by_source[source] = (len(idx), summarize([outcome.results[i] for i in idx], [answers[i] for i in idx]))
+    if CALIBRATION_SET in c.sources:  # one source: its measures are the whole's
+        for source in dict.fromkeys(c.sources):
+            idx = [i for i, s in enumerate(c.sources) if s == source]
+            by_source[source] = (len(idx), summarize([outcome.results[i] for i in idx], [answers[i] for i in idx]))
     return CrossFit(outcome, by_source)
 
 
