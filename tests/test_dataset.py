@@ -16,6 +16,7 @@ from fedlab.dataset.validate import dataset_stats, validate_file
 ROOT = Path(__file__).resolve().parent.parent
 DATASET = ROOT / "datasets" / "fomc_qa" / "fomc_qa.jsonl"
 CALIBRATION_SET = ROOT / "datasets" / "fomc_qa" / "calibration.jsonl"
+FRESH_DEV = ROOT / "datasets" / "fomc_qa" / "fresh_dev.jsonl"
 
 
 # ---------------------------------------------------------------- locate_quote
@@ -409,15 +410,20 @@ def test_shipped_dataset_validates(documents):
     assert all(stats["category"][c] > 0 for c in stats["category"])
 
 
-def test_shipped_calibration_set_validates_and_is_apart_from_the_dataset(documents):
-    """The answerability model is fitted on the dev split and these: they validate, are all dev,
-    cover every category and share no id (nor question) with the dataset."""
-    report = validate_file(CALIBRATION_SET, documents)
+@pytest.mark.parametrize("path, apart_from", [(CALIBRATION_SET, (DATASET,)),
+                                              (FRESH_DEV, (DATASET, CALIBRATION_SET))])
+def test_shipped_question_sets_validate_and_are_apart(documents, path, apart_from):
+    """The calibration set (the answerability model is fitted on the dev split and it) and the fresh
+    dev set (the reader is developed on it): they validate, are all dev, cover every category and
+    share no id (nor question) with the sets they must stay apart from."""
+    report = validate_file(path, documents)
     assert [str(p) for p in report.problems] == []
     stats = report.stats()
     assert stats["split"] == {"dev": stats["total"], "test": 0}
     assert all(stats["category"][c] > 0 for c in stats["category"])
-    dataset = load_dataset(DATASET)
-    assert not {q.id for q in report.questions} & {q.id for q in dataset}
     asked = [q.question.lower() for q in report.questions]
-    assert len(set(asked)) == len(asked) and not set(asked) & {q.question.lower() for q in dataset}
+    assert len(set(asked)) == len(asked)
+    for other in apart_from:
+        dataset = load_dataset(other)
+        assert not {q.id for q in report.questions} & {q.id for q in dataset}
+        assert not set(asked) & {q.question.lower() for q in dataset}
