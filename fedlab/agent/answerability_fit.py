@@ -114,7 +114,7 @@ def fit_correctness(x_said: np.ndarray, is_correct: np.ndarray, answerable: np.n
     if mode == "all_as_new":
         head = _fold_constant(head, FRESH_FEATURE, 1.0)
     p = head.proba_many([dict(zip(CORRECTNESS_FEATURES, v)) for v in x_said])[:, 1]
-    p[rows] = _repeated_oof(c, x, y, read_as)
+    p[rows] = _oof(c, x, y, predict_on=read_as)
     return CorrectnessFit(head, p, c, rows, mode)
 
 
@@ -159,25 +159,20 @@ def _labels(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
     return outcome, off
 
 
-def _oof(c: float, x: np.ndarray, y: np.ndarray, seed: int, method: str = "predict_proba") -> np.ndarray:
-    """P(y = 1) (``decision_function``: its log-odds) for every row from models that did not see it."""
-    from sklearn.model_selection import cross_val_predict
-
-    out = cross_val_predict(_pipeline(c), x, y, cv=_folds(y, seed), method=method)
-    return out[:, 1] if out.ndim == 2 else out
-
-
-def _repeated_oof(c: float, x: np.ndarray, y: np.ndarray, predict_on: np.ndarray | None = None) -> np.ndarray:
-    """P(y = 1) for every row, out of fold, averaged over ``OOF_REPEATS`` shuffles of the folds:
-    the thresholds are read from these, and one shuffle's luck moves them by as much as a real
-    change does (on dev, the answer threshold spans 0.50-0.60 over six shuffles, 0.58-0.61 averaged).
-    ``predict_on``: the rows as they are read when predicted (default ``x``)."""
+def _oof(c: float, x: np.ndarray, y: np.ndarray, seeds: Sequence[int] = range(OOF_REPEATS),
+         predict_on: np.ndarray | None = None, method: str = "predict_proba") -> np.ndarray:
+    """P(y = 1) (``decision_function``: its log-odds) for every row from models that did not see it,
+    averaged over the fold shuffles ``seeds``: the thresholds are read from these, and one shuffle's
+    luck moves them by as much as a real change does (on dev, the answer threshold spans 0.50-0.60
+    over six shuffles, 0.58-0.61 averaged over OOF_REPEATS). ``predict_on``: the rows as they are
+    read when predicted (default ``x``)."""
     predict_on = x if predict_on is None else predict_on
     p = np.zeros(len(y))
-    for seed in range(OOF_REPEATS):
+    for seed in seeds:
         for train, held in _folds(y, seed).split(x, y):
-            p[held] += _pipeline(c).fit(x[train], y[train]).predict_proba(predict_on[held])[:, 1]
-    return p / OOF_REPEATS
+            out = getattr(_pipeline(c).fit(x[train], y[train]), method)(predict_on[held])
+            p[held] += out[:, 1] if out.ndim == 2 else out
+    return p / len(seeds)
 
 
 @dataclass
@@ -196,7 +191,7 @@ def fit_question_head(rows: Sequence[Row], y_answerable: np.ndarray) -> Question
     c = choose_c(x, y_answerable)
     names = [f"embedding[{i}]" for i in range(x.shape[1])]
     head = _head(_pipeline(c).fit(x, y_answerable), ANSWERABLE_CLASSES, names)
-    return QuestionFit(head, _oof(c, x, y_answerable, 1, method="decision_function"), c)
+    return QuestionFit(head, _oof(c, x, y_answerable, seeds=(1,), method="decision_function"), c)
 
 
 def _candidates(p_answerable: np.ndarray, kept: np.ndarray) -> list[float]:
@@ -292,7 +287,7 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
              "answerable": _head(_pipeline(c_answerable).fit(x_answerable, y_answerable), ANSWERABLE_CLASSES,
                                  answerable_features),
              "correctness": correctness.head}
-    p_answerable, p_off = _repeated_oof(c_answerable, x_answerable, y_answerable), _repeated_oof(c_off, x_off, off)
+    p_answerable, p_off = _oof(c_answerable, x_answerable, y_answerable), _oof(c_off, x_off, off)
     on_topic = p_off < off_topic_threshold
     # P(correct) of each row's answer (the correctness head never saw an unanswerable row)
     p_correct_all = correctness.p_correct
