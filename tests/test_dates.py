@@ -102,6 +102,9 @@ YEAR_TO_DATE = [
     ("As of May 2023, how many increases had there been that year?", "2023-01-01", "2023-05-31", "span"),
     ("What did the statements say about purchases through October 2021?", "2021-01-01", "2021-10-31", "span"),
     ("How many hikes were there in 2018 by June?", "2018-01-01", "2018-06-30", "span"),  # year lent to the month
+    ("How did the balance sheet change in 2021 up to the September meeting?", "2021-01-01", "2021-09-30", "span"),
+    ("What had the statements said about vaccines until July 2021?", "2021-01-01", "2021-07-31", "span"),
+    ("What did participants expect up till the June 2020 meeting?", "2020-01-01", "2020-06-30", "span"),
     ("By December 2020, had the target range moved since spring?", "2020-01-01", "2020-12-31", "year"),
     ("So far in 2021, what has the Committee said about inflation?", "2021-01-01", "2021-12-31", "year"),
     ("What has the Committee said so far this year?", "2026-01-01", "2026-07-01", "span"),  # ends today

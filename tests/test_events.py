@@ -324,6 +324,9 @@ def test_cycles(timeline):
     "the first cut after inflation peaked",  # an anchor that is not an event of the timeline
     "What did the Committee say in 2021 about the first hike?",  # the question's own year
     "What did participants say about the next meeting?",
+    # an ordinal over the statements that said something: when it was said, not the last statement
+    "Which was the last statement to mention the war in Ukraine?",
+    "What was the first meeting whose statement mentioned vaccinations?",
 ])
 def test_no_event_reference(timeline, question):
     assert resolve(question, timeline) is None

@@ -232,6 +232,26 @@ def test_path_question_lists_holds_and_changes_in_date_order():
     assert cited_after(answer, "January 2022") == source_of["2022-01-26"]
 
 
+def test_whether_question_opens_with_yes_or_no_from_the_moves_its_verb_names():
+    passages, _ = tightening_passages()
+    answer = synthesize_answer("Between January and December 2022, did the FOMC raise the target range?", passages)["answer"]
+    assert answer.startswith("Yes. In 2022 the Committee raised the target range for the federal funds rate seven "
+                             "times"), answer
+    assert synthesize_answer("From January to December 2022, did the Committee cut rates?",
+                             passages)["answer"].startswith("No. "), "no cut among the moves found"
+    holds = [passage(1, "2019-12-11", hold_at("1-1/2 to 1-3/4")), passage(2, "2020-01-29", hold_at("1-1/2 to 1-3/4"))]
+    answer = synthesize_answer("Between December 2019 and February 2020, did the FOMC change the federal funds "
+                               "target range?", holds)["answer"]
+    assert answer.startswith("No. ") and "at both meetings" in answer and "did not move the range" in answer, answer
+    # a meeting may be missing: the decisions found cannot say no
+    gap = [holds[0], passage(2, "2020-04-29", hold_at("1-1/2 to 1-3/4"))]
+    assert not synthesize_answer("Between December 2019 and April 2020, did the FOMC change the target range?",
+                                 gap)["answer"].startswith("No")
+    # a range opened by an event, not a date, is read from the documents' first meeting: no yes or no
+    assert not rate_path_answer("Between the pandemic cut and the end of 2022, did the FOMC move the target range?",
+                                passages).startswith(("Yes", "No"))
+
+
 def test_which_question_names_the_moves_of_the_asked_size():
     passages, source_of = tightening_passages()
     answer = synthesize_answer("Which increases in the target range during 2022 were half a percentage point?",
@@ -305,6 +325,9 @@ def test_rate_path_questions_are_told_apart():
     assert asks_rate_path("How did the forward guidance on rates change during 2021?") is None  # language
     assert asks_rate_path("How many times did the Fed raise rates at the March 2022 meeting?") is None  # one meeting
     assert asks_rate_path("How many times did the Fed raise rates?") is None  # no period
+    assert asks_rate_path("Between June and December 2024, did the Committee lower rates?") == "yes_no"
+    assert asks_rate_path("Did the target range ever change in 2023?") == "yes_no"
+    assert asks_rate_path("Did the statements in 2022 mention the war?") is None  # no rate
 
 
 def test_notation():

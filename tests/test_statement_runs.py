@@ -67,6 +67,9 @@ def test_no_run_when_the_statements_do_not_hold_what_was_asked_or_hold_one_state
     assert reader.runs("When was the ON RRP offering rate first set at 5.3 percent?", None, None) == []
     assert reader.runs("When did the statement say the banking system was sound?", "2023-05-01", "2023-05-31") == []
     assert len(reader.runs("When did the statement say the banking system was sound?", None, None)) == 1
+    # words for the text's parts are how a question points at what was said, not what was said
+    [run] = reader.runs("When did the line on the banking system being sound last appear in a paragraph?", None, None)
+    assert run.last.meeting_date == "2023-05-03"
 
 
 def test_said_sections_read_back():

@@ -39,7 +39,8 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      shares) — an edit scores as its best sentence; not when their best scores below
      MEETING_SHARE of the best other sentence (the changes are not about what is asked).
   1. rate path (fedlab.lm.rate_path): a question about the federal funds target range over
-     several meetings that counts moves, asks for the path or which moves there were is
+     several meetings that counts moves, asks for the path, which moves there were or whether
+     there was one is
      answered by a composed summary (count in words, totals in basis and percentage points,
      from/to ranges in the statements' notation) and one cited clause per meeting, read from
      the decision sentences in the passages; not when fewer than two decisions in range.

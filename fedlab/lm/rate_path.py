@@ -7,8 +7,10 @@ reserves, ON RRP, market yields — nor another subject that takes the same verb
 runoff, projections, votes, guidance, language, conditions) that asks to *count* ("how many
 times / hikes / cuts", "how much … in total", "over how many meetings"), for the *path* ("how
 did the target range / rates change / move / evolve", "what happened to …", "did … ever move")
-or *which* moves there were ("which increases / cuts …", "when did … raise / lower …"), the
-answer is composed from the decision sentences in the passages, not picked from them:
+or *which* moves there were ("which increases / cuts …", "when did … raise / lower …"), or
+*whether* it moved ("between A and B, did the FOMC change / raise / cut …?": the path answer opened
+with "Yes." when a move the verb names is found, "No." when none is and no meeting may be
+missing), the answer is composed from the decision sentences in the passages, not picked from them:
 
 * every passage is scanned for the statements' decision sentence ("… decided to raise / lower /
   maintain / keep the target range for the federal funds rate [by N] [from X] to / at Y
@@ -93,6 +95,12 @@ _WHICH = re.compile(
     r"\bwhich\s+(?:(?:rate|policy)\s+)?(?:hikes?|increases?|cuts?|reductions?|decreases?|moves?|changes?"
     r"|meetings?|decisions?)\b"
     r"|\bwhen\s+(?:did|was|were)\b[^?]*\b(?:rais\w*|hik\w*|cut|lower\w*|reduc\w*|increas\w*|mov\w*)\b", re.I)
+# a yes/no question: "did the Committee change the target range between A and B?", "between A and B, did
+# the FOMC raise rates?"; the verb says which moves answer yes
+_YES_NO = re.compile(
+    r"(?:^|[,;:]\s*)(?:did|has|have|had)\b[^?]*?\b(?:(?P<raise>rais\w*|hik\w*|increas\w*|tighten\w*)"
+    r"|(?P<cut>cut|cuts|cutting|lower\w*|reduc\w*|decreas\w*|eas(?:e|ed|ing))"
+    r"|chang\w*|mov\w*|adjust\w*|alter\w*)\b", re.I)
 
 
 _ASKED_SIZE = re.compile(
@@ -131,6 +139,8 @@ def asks_rate_path(question: str, hint=None) -> str | None:
         return "count"
     if _WHICH.search(question):
         return "which"
+    if _YES_NO.search(question):
+        return "yes_no"
     if _PATH.search(question):
         return "path"
     return None
@@ -333,15 +343,34 @@ def rate_path_answer(question: str, passages: list[str], kind: str | None = None
     return _compose(question, hint, kind, steps, complete, labels, earlier[-1] if earlier else None)
 
 
+def _all_of(n: int) -> str:
+    return "both" if n == 2 else f"all {count_word(n)}"
+
+
 def _period(hint, steps: list[Step], labels: dict[str, str]) -> str:
     if hint is not None and hint.scope == "year" and hint.date_from:
         return f"In {hint.date_from[:4]}"
     return f"From {labels[steps[0].decision.date]} to {labels[steps[-1].decision.date]}"
 
 
+def _yes_no(question: str, hint, moves: dict[str, list[Step]], complete: bool) -> str:
+    """"Yes. " when a move of the kind the question's verb asks about is found, "No. " when none
+    is and no meeting may be missing, else "": also when the range has no dated start ("between
+    the pandemic cut and 2021": the decisions read run from the documents' first meeting, not
+    from the event)."""
+    if hint is None or hint.date_from is None:
+        return ""
+    m = _YES_NO.search(question)
+    asked = "raise" if m and m.group("raise") else "cut" if m and m.group("cut") else None
+    moved = moves[asked] if asked else moves["raise"] + moves["cut"]
+    return "Yes. " if moved else "No. " if complete else ""
+
+
 def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, labels: dict[str, str],
              earlier: PassageDecision | None) -> str:
     moves = {"raise": [s for s in steps if s.direction == "raise"], "cut": [s for s in steps if s.direction == "cut"]}
+    if kind == "yes_no":
+        return _yes_no(question, hint, moves, complete) + _compose(question, hint, "path", steps, complete, labels, earlier)
     # a directive that only maintains the range (a notation vote) links the chain but is no meeting's hold
     holds = [s for s in steps if s.direction == "hold" and s.decision.via == "decision_sentence"]
     first, last = steps[0], steps[-1]
@@ -375,7 +404,7 @@ def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, 
         ranges = {(s.decision.low, s.decision.high) for s in steps}
         if len(ranges) == 1:
             summary = (f"{period} the Committee kept the target range for the federal funds rate at "
-                       f"{range_text(*end)} at all {count_word(len(holds) or len(steps))} meetings whose decisions the "
+                       f"{range_text(*end)} at {_all_of(len(holds) or len(steps))} meetings whose decisions the "
                        f"sources show ({labels[first.decision.date]} to {labels[last.decision.date]}); it did not "
                        f"move the range {cite_sources(summary_sources)}.")
             return summary

@@ -17,7 +17,7 @@ Precedence rules (the question is ambiguous, the rule is not):
 - explicit meeting references win over other loose mentions: "the minutes of the June 2022
   meeting on the 2023 outlook" -> June 2022.
 - year-to-date: "by <month> <year>", "by its <month> <year> meeting", "as of <month> <year>",
-  "through <month> <year>" (when no earlier date opens the range) -> January 1 of that year to
+  "through / up to / until <month> <year>" (when no earlier date opens the range) -> January 1 of that year to
   the end of that month. Not when the month names a document or an action rather than a
   moment ("signalled by the March 2022 statement", "lowered by the March 2020 cut").
 - course of a year: "over / during / across / throughout / in the course of <year>",
@@ -82,8 +82,9 @@ _BETWEEN_UNDATED = re.compile(r"\bbetween\b.*\band\s+(?:the\s+)?$", re.I | re.S)
 _SINCE = re.compile(r"\b(since|after|before|prior\s+to)\s+(?:the\s+)?$", re.I)
 _FROM = re.compile(r"\bfrom\s+(?:the\s+)?$", re.I)
 _YEARLY = ("year", "range", "part")  # atoms at year level (not a month or a day)
-# year-to-date: "by September 2022", "by its September 2022 meeting", "as of March 2023", "through June 2021"
-_YTD = re.compile(r"\b(by|as\s+of|through|thru)\s+(?:(?:its|the)\s+)?$", re.I)
+# year-to-date: "by September 2022", "by its September 2022 meeting", "as of March 2023", "through June 2021",
+# "in 2025 up to the October meeting", "until June 2021"
+_YTD = re.compile(r"\b(by|as\s+of|through|thru|up\s+to|(?:up\s+)?(?:until|till))\s+(?:(?:its|the)\s+)?$", re.I)
 # a month that names a document or an action, not a moment: "signalled by the March 2022 statement"
 _NOT_MOMENT_AFTER = re.compile(
     r"^\s*,?\s*(?:fomc\s+|committee\s+|policy\s+|monetary\s+policy\s+|rate\s+|quarter-point\s+|"

@@ -527,6 +527,13 @@ def _m_pandemic(m: re.Match) -> _Mention:
     return _Mention(m.start(), m.end(), "pandemic", m.group(), anchor_only=True)
 
 
+# a clause restricting an ordinal meeting or statement to those that said something: "the last statement
+# to include the paragraph on …", "the first meeting whose statement mentioned …"
+_SAYING_CLAUSE = re.compile(
+    r"\s+(?:to|that|which|whose\s+(?:statement|minutes))\s+(?:\w+\s+)?(?:include|mention|say|said|use|cite|refer"
+    r"|contain|list|describe|note|feature|carr|keep|kept|drop|omit|reference|repeat|word|phras)\w*\b", re.I)
+
+
 def _m_kind(m: re.Match, text: str, dissent: bool) -> _Mention | None:
     g = m.groupdict()
     ordinal = _ordinal(g.get("ord"))
@@ -551,6 +558,8 @@ def _m_kind(m: re.Match, text: str, dissent: bool) -> _Mention | None:
             return None  # "the increase in inflation"
     if kind == "meeting" and g.get("pdiss"):
         kind = "dissent"
+    if kind == "meeting" and _SAYING_CLAUSE.match(text, m.end()):
+        return None  # "the last statement to mention the war": the last of those that said it, not the last one
     mention = _Mention(m.start(), m.end(), kind, m.group(), ordinal=ordinal, size_bp=size, qual=qual)
     mention.relative_ord = bool(g.get("ord")) and g["ord"].lower() in _RELATIVE_ORDS
     if g.get("count"):

@@ -34,12 +34,12 @@ from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.document import Document
 from fedlab.index.tokens import Tokenizer, stem
 
-# words of saying and of occurrence: how a question asks when something was said, not what
+# words of saying, of occurrence and of the text's parts: how a question asks when something was said, not what
 MENTION_WORDS = frozenset(stem(w) for w in """
 say said says state stated statement statements fomc fed federal reserve committee meeting meetings
 did does do first last begin began start started stop stopped end ended appear appeared mention mentioned
 cite cited refer referred use used include included drop dropped remove removed word words wording
-language phrase time times
+language phrase time times paragraph paragraphs sentence sentences line lines passage clause
 """.split())
 HELD_SHARE = 0.5  # the best sentence's terms must carry this share of the clause's terms' weight
 _TOKENS = Tokenizer()
