@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from fedlab.agent.answerability import MODEL_KIND
 from fedlab.agent.types import ABSTAIN_REASONS, AgentAnswer, Citation
 from fedlab.chunking.chunk import Chunk
 from fedlab.dataset.schema import Evidence, Question
@@ -367,7 +368,7 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"calibration: {cal.resolve()}" in proc.stdout
     fitted = json.loads(cal.read_text())
-    assert fitted["kind"] == "fedlab.answerability/3" and fitted["meta"]["split"] == "dev"
+    assert fitted["kind"] == MODEL_KIND and fitted["meta"]["split"] == "dev"
     assert fitted["meta"]["retriever"] == "bm25" and fitted["meta"]["threshold_from"].startswith("out-of-fold")
     shipped = (ROOT / "datasets/fomc_qa/calibration.jsonl").read_text().splitlines()
     assert fitted["meta"]["calibration_set"]["n"] == len(shipped)  # fitted on dev and the calibration set

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fedlab.agent.answerability import (ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, QUESTION_FEATURE, AnswerabilityModel,
-                                       LogisticHead, load_model)
+from fedlab.agent.answerability import (ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, QUESTION_FEATURE,
+                                       QUESTION_OFF_TOPIC_FEATURE, AnswerabilityModel, LogisticHead, load_model)
 from fedlab.agent.evidence import (EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary, evidence_features,
                                    question_features, question_terms)
 from fedlab.agent.answerability_fit import (ANSWERABLE_FEATURES, CORRECTNESS_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
@@ -359,6 +359,7 @@ def test_the_shipped_models_were_fitted_on_dev_for_their_retriever():
         assert model.question is not None and model.meta["embedder"] == "minilm"
         assert len(model.question.features) == 384 and QUESTION_FEATURE in model.answerable.features
         assert model.meta["oof_auroc_question"] > 0.7
+        assert model.question_off_topic is not None and QUESTION_OFF_TOPIC_FEATURE in model.off_topic.features
 
 
 def _embedded_rows(n: int = 240, dim: int = 6, seed: int = 5) -> list[Row]:
@@ -389,23 +390,48 @@ def test_a_question_head_reads_what_the_question_asks_for(tmp_path):
     x = np.array([r.embedding for r in rows])
     y = np.array([r.outcome != "unanswerable" for r in rows])
     reference = _pipeline(model.meta["c_question"]).fit(x, y).decision_function(x)
-    np.testing.assert_allclose([model.question_log_odds(v) for v in x], reference, atol=1e-9)
+    np.testing.assert_allclose([model.question_features(v)[QUESTION_FEATURE] for v in x], reference, atol=1e-9)
     # and the answerable head trusts it: the same evidence, asked like an answerable question or not
     features = dict(rows[0].features)
     yes, no = np.zeros(6), np.zeros(6)
     yes[0], no[0] = 2.0, -2.0
-    p = {name: model.outcome({**features, QUESTION_FEATURE: model.question_log_odds(v)}).answerable
+    p = {name: model.outcome({**features, **model.question_features(v)}).answerable
          for name, v in (("yes", yes), ("no", no))}
     assert p["yes"] > 0.8 > 0.2 > p["no"]
     # no vector (a searcher that cannot embed): the value the answerable head was centred on
     mean = model.answerable.mean[model.answerable.features.index(QUESTION_FEATURE)]
-    assert model.question_log_odds(None) == mean
+    assert model.question_features(None)[QUESTION_FEATURE] == mean
     with pytest.raises(FedlabError, match="reads 6-d embeddings \\(minilm\\), this question's has 3: refit"):
-        model.question_log_odds(np.zeros(3))
+        model.question_features(np.zeros(3))
     path = tmp_path / "m.json"
     model.save(path)
     back = load_model(str(path))
-    assert back.question == model.question and back.question_log_odds(yes) == model.question_log_odds(yes)
+    assert back.question == model.question and back.question_off_topic == model.question_off_topic
+    assert back.question_features(yes) == model.question_features(yes)
+
+
+def test_an_off_topic_question_head_reads_what_the_question_is_about():
+    """Off-topic rows whose words look like the FOMC's (every topic feature as on-topic rows have
+    them) but whose embeddings lie elsewhere (their second coordinate): the off-topic head, reading
+    the question head's log-odds, tells them apart; without embeddings it cannot."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for r in _embedded_rows(seed=11):
+        e = np.array(r.embedding)
+        e[1] = rng.normal(2.0 if r.off_topic else -1.0, 0.6)
+        looks_on_topic = dict(r.features, vocab_share=rng.uniform(0.6, 1), common_share=rng.uniform(0.5, 1),
+                              unknown_share=0.0, intent_off_topic=0.0, top_dense=rng.uniform(0.3, 0.7))
+        rows.append(Row(looks_on_topic, r.outcome, r.off_topic, e.tolist()))
+    model = fit_model(rows, VOCAB, 0.9, 0.5, meta={"embedder": "minilm"})
+    assert model.question_off_topic is not None and model.off_topic.features[-1] == QUESTION_OFF_TOPIC_FEATURE
+    assert model.meta["oof_auroc_question_off_topic"] > 0.9 and model.meta["oof_auroc_off_topic"] > 0.9
+    recipe, policy = np.zeros(6), np.zeros(6)
+    recipe[1], policy[1] = 2.5, -1.5
+    asked = dict(rows[0].features)
+    assert model.off_topic_p({**asked, **model.question_features(recipe)}) > 0.8
+    assert model.off_topic_p({**asked, **model.question_features(policy)}) < 0.2
+    blind = fit_model([Row(r.features, r.outcome, r.off_topic, None) for r in rows], VOCAB, 0.9, 0.5)
+    assert blind.question_off_topic is None and blind.meta["oof_auroc_off_topic"] < 0.75
 
 
 def test_rows_without_embeddings_fit_no_question_head():
@@ -413,15 +439,21 @@ def test_rows_without_embeddings_fit_no_question_head():
     rows[3] = Row(rows[3].features, rows[3].outcome, rows[3].off_topic, None)  # e.g. BM25 only: no vectors
     model = fit_model(rows, VOCAB, 0.9, 0.5)
     assert model.question is None and QUESTION_FEATURE not in model.answerable.features
-    assert "oof_auroc_question" not in model.meta
+    assert model.question_off_topic is None and QUESTION_OFF_TOPIC_FEATURE not in model.off_topic.features
+    assert "oof_auroc_question" not in model.meta and not model.reads_questions
 
 
 def test_a_model_without_a_question_head_still_loads(tmp_path):
     data = fit_model(_rows(), VOCAB, 0.9, 0.5).to_json()
-    del data["question"]
+    del data["question"], data["question_off_topic"]
     data["kind"] = "fedlab.answerability/2"
     (tmp_path / "v2.json").write_text(json.dumps(data))
     assert load_model(str(tmp_path / "v2.json")).question is None
+    data = fit_model(_rows(), VOCAB, 0.9, 0.5).to_json()  # /3: a question head, none for off topic
+    del data["question_off_topic"]
+    data["kind"] = "fedlab.answerability/3"
+    (tmp_path / "v3.json").write_text(json.dumps(data))
+    assert load_model(str(tmp_path / "v3.json")).question_off_topic is None
 
 
 def constant_model(p_correct: float, p_wrong: float, p_off: float, threshold: float) -> AnswerabilityModel:

@@ -24,7 +24,11 @@ retriever's query vector): the log-odds that a question of its kind is answerabl
 and minutes at all, whatever was retrieved — what a projection table, a speech or a supervisory
 report asks for looks alike in embedding space, and no evidence feature sees it. Its log-odds is
 the ``question_answerable`` feature of the answerable head (fitted on out-of-fold log-odds, so
-the answerable head learns how far to trust it on questions it has not seen).
+the answerable head learns how far to trust it on questions it has not seen). A fifth,
+``question_off_topic``, reads the same embedding for the log-odds that the question is off topic,
+the off-topic head's ``question_off_topic`` feature in the same way: a question in words the
+corpus seldom uses ("did everyone agree with skipping a hike?") still sits among the FOMC's
+questions in embedding space, and a recipe among recipes.
 
 P(correct) = P(answerable) · P(correct | answerable), P(wrong) and P(unanswerable) likewise.
 
@@ -47,9 +51,13 @@ ANSWER_CLASSES = ("correct", "wrong", "unanswerable")  # a question's outcome
 ANSWERABLE_CLASSES = ("unanswerable", "answerable")
 CORRECTNESS_CLASSES = ("wrong", "correct")
 OFF_TOPIC_CLASSES = ("on_topic", "off_topic")
-MODEL_KIND = "fedlab.answerability/3"
-READABLE_KINDS = ("fedlab.answerability/2", MODEL_KIND)  # /2: no question head
+MODEL_KIND = "fedlab.answerability/4"
+READABLE_KINDS = ("fedlab.answerability/2", "fedlab.answerability/3", MODEL_KIND)  # /2: no question head; /3: no off-topic one
 QUESTION_FEATURE = "question_answerable"  # the question head's log-odds, a feature of the answerable head
+QUESTION_OFF_TOPIC_FEATURE = "question_off_topic"  # the question_off_topic head's, a feature of the off-topic head
+# the heads over the question's embedding: attribute -> (the feature its log-odds is, the head reading it, its classes)
+QUESTION_HEADS = {"question": (QUESTION_FEATURE, "answerable", ANSWERABLE_CLASSES),
+                  "question_off_topic": (QUESTION_OFF_TOPIC_FEATURE, "off_topic", OFF_TOPIC_CLASSES)}
 HEADS = {"off_topic": OFF_TOPIC_CLASSES, "answerable": ANSWERABLE_CLASSES, "correctness": CORRECTNESS_CLASSES}
 
 
@@ -123,18 +131,31 @@ class AnswerabilityModel:
     meta: dict = field(default_factory=dict)  # provenance: split, dataset/corpus hash, target, fit measures
     question: LogisticHead | None = None  # over the question's embedding (meta["embedder"]); None: not fitted
     answer_threshold: float = 0.0  # withhold a drafted answer whose P(correct) is below it
+    question_off_topic: LogisticHead | None = None  # over the question's embedding too; None: not fitted
 
-    def question_log_odds(self, vector: np.ndarray | None) -> float:
-        """The ``question_answerable`` feature for a question's embedding; without one (a searcher
-        that cannot embed), the mean the answerable head was fitted on: a neutral value."""
-        if vector is None or self.question is None:
-            names = self.answerable.features
-            return self.answerable.mean[names.index(QUESTION_FEATURE)] if QUESTION_FEATURE in names else 0.0
-        if len(vector) != len(self.question.features):
-            raise FedlabError(f"the answerability model's question head reads {len(self.question.features)}-d "
-                              f"embeddings ({self.meta.get('embedder')}), this question's has {len(vector)}: "
-                              "refit it with `python -m fedlab.calibrate` for this embedder")
-        return self.question.log_odds(vector)
+    @property
+    def reads_questions(self) -> bool:
+        """Whether a head reads the question's embedding."""
+        return any(getattr(self, name) is not None for name in QUESTION_HEADS)
+
+    def question_features(self, vector: np.ndarray | None) -> dict[str, float]:
+        """The log-odds of each question head for a question's embedding, as the features the
+        other heads read (QUESTION_HEADS); without one (a searcher that cannot embed), the mean the
+        reading head was fitted on: a neutral value."""
+        out = {}
+        for name, (feature, reader, _) in QUESTION_HEADS.items():
+            head, reads = getattr(self, name), getattr(self, reader)
+            if head is None:
+                continue
+            if vector is None:
+                out[feature] = reads.mean[reads.features.index(feature)] if feature in reads.features else 0.0
+                continue
+            if len(vector) != len(head.features):
+                raise FedlabError(f"the answerability model's question head reads {len(head.features)}-d "
+                                  f"embeddings ({self.meta.get('embedder')}), this question's has {len(vector)}: "
+                                  "refit it with `python -m fedlab.calibrate` for this embedder")
+            out[feature] = head.log_odds(vector)
+        return out
 
     def off_topic_p(self, features: dict[str, float]) -> float:
         return self.off_topic.proba(features)["off_topic"]
@@ -152,7 +173,8 @@ class AnswerabilityModel:
     def to_json(self) -> dict:
         return {"kind": MODEL_KIND, "threshold": self.threshold, "answer_threshold": self.answer_threshold, "meta": self.meta,
                 **{name: getattr(self, name).to_json() for name in HEADS},
-                "question": self.question.to_json() if self.question is not None else None,
+                **{name: getattr(self, name).to_json() if getattr(self, name) is not None else None
+                   for name in QUESTION_HEADS},
                 "vocabulary": self.vocabulary.to_json()}
 
     @classmethod
@@ -160,14 +182,13 @@ class AnswerabilityModel:
         if data.get("kind") not in READABLE_KINDS:
             raise ValueError(f"kind {data.get('kind')!r}, expected {MODEL_KIND!r}")
         heads = {name: LogisticHead.from_json(data[name]) for name in HEADS}
-        question = LogisticHead.from_json(data["question"]) if data.get("question") else None
-        for name, classes in HEADS.items():
-            if tuple(heads[name].classes) != classes:
-                raise ValueError(f"the {name} head must predict {classes}")
-        if question is not None and tuple(question.classes) != ANSWERABLE_CLASSES:
-            raise ValueError(f"the question head must predict {ANSWERABLE_CLASSES}")
+        questions = {name: LogisticHead.from_json(data[name]) if data.get(name) else None for name in QUESTION_HEADS}
+        expected = {**HEADS, **{name: classes for name, (_, _, classes) in QUESTION_HEADS.items()}}
+        for name, head in {**heads, **questions}.items():
+            if head is not None and tuple(head.classes) != expected[name]:
+                raise ValueError(f"the {name} head must predict {expected[name]}")
         return cls(Vocabulary.from_json(data["vocabulary"]), **heads, threshold=float(data["threshold"]),
-                   meta=dict(data.get("meta") or {}), question=question,
+                   meta=dict(data.get("meta") or {}), **questions,
                    answer_threshold=float(data.get("answer_threshold") or 0.0))
 
     def save(self, path: str | Path) -> None:

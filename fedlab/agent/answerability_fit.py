@@ -9,10 +9,11 @@ answerable; correct, on the answerable rows) are scikit-learn logistic regressio
 features, each with the L2 strength its own cross-validated log loss prefers; their coefficients
 are stored.
 
-When every row carries the question's embedding, a question head (answerable or not, from the
-embedding alone) is fitted first, and its log-odds becomes the answerable head's
-``question_answerable`` feature — out of fold for the rows it is fitted on (stacking), so that the
-answerable head weighs it as it does on questions the question head has not seen.
+When every row carries the question's embedding, two question heads (answerable or not, off topic
+or not, from the embedding alone) are fitted first, and their log-odds become the answerable head's
+``question_answerable`` feature and the off-topic head's ``question_off_topic`` — out of fold for
+the rows they are fitted on (stacking), so that each head weighs its feature as it does on questions
+the question head has not seen.
 
 The correctness head reads the features of each row's answer (the unmodelled agent's, from the
 first search; fedlab.agent.evidence.answer_features). The agent answers the dev split, which it was
@@ -50,7 +51,7 @@ from typing import Sequence
 import numpy as np
 
 from fedlab.agent.answerability import (ANSWER_CLASSES, ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, OFF_TOPIC_CLASSES,
-                                       QUESTION_FEATURE, AnswerabilityModel, LogisticHead)
+                                       QUESTION_FEATURE, QUESTION_OFF_TOPIC_FEATURE, AnswerabilityModel, LogisticHead)
 from fedlab.agent.evidence import ANSWER_FEATURES, EVIDENCE_FEATURES, QUESTION_FEATURES, TOPIC_FEATURES, Vocabulary
 from fedlab.errors import FedlabError
 
@@ -182,16 +183,16 @@ class QuestionFit:
     c: float  # its L2 strength
 
 
-def fit_question_head(rows: Sequence[Row], y_answerable: np.ndarray) -> QuestionFit | None:
-    """The question head over the rows' embeddings; None when a row has no embedding (a
-    retriever without a dense side)."""
+def fit_question_head(rows: Sequence[Row], y: np.ndarray, classes: Sequence[str] = ANSWERABLE_CLASSES) -> QuestionFit | None:
+    """A question head over the rows' embeddings for the binary labels ``y`` (``classes``); None
+    when a row has no embedding (a retriever without a dense side)."""
     if any(r.embedding is None for r in rows):
         return None
     x = np.array([list(r.embedding) for r in rows], dtype=float)
-    c = choose_c(x, y_answerable)
+    c = choose_c(x, y)
     names = [f"embedding[{i}]" for i in range(x.shape[1])]
-    head = _head(_pipeline(c).fit(x, y_answerable), ANSWERABLE_CLASSES, names)
-    return QuestionFit(head, _oof(c, x, y_answerable, seeds=(1,), method="decision_function"), c)
+    head = _head(_pipeline(c).fit(x, y), classes, names)
+    return QuestionFit(head, _oof(c, x, y, seeds=(1,), method="decision_function"), c)
 
 
 def _candidates(p_answerable: np.ndarray, kept: np.ndarray) -> list[float]:
@@ -279,11 +280,16 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
     y_answerable = answerable.astype(int)
     question = fit_question_head(rows, y_answerable)
     x_answerable, answerable_features = _matrix(rows, ANSWERABLE_FEATURES), ANSWERABLE_FEATURES
+    off_topic_features = OFF_TOPIC_FEATURES
     if question is not None:
         x_answerable = np.column_stack([x_answerable, question.oof_log_odds])
         answerable_features = (*ANSWERABLE_FEATURES, QUESTION_FEATURE)
+    question_off = fit_question_head(rows, off, OFF_TOPIC_CLASSES)
+    if question_off is not None:
+        x_off = np.column_stack([x_off, question_off.oof_log_odds])
+        off_topic_features = (*OFF_TOPIC_FEATURES, QUESTION_OFF_TOPIC_FEATURE)
     c_answerable, c_off = choose_c(x_answerable, y_answerable), choose_c(x_off, off)
-    heads = {"off_topic": _head(_pipeline(c_off).fit(x_off, off), OFF_TOPIC_CLASSES, OFF_TOPIC_FEATURES),
+    heads = {"off_topic": _head(_pipeline(c_off).fit(x_off, off), OFF_TOPIC_CLASSES, off_topic_features),
              "answerable": _head(_pipeline(c_answerable).fit(x_answerable, y_answerable), ANSWERABLE_CLASSES,
                                  answerable_features),
              "correctness": correctness.head}
@@ -317,6 +323,10 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
             "oof_abstention_on_unanswerable_after": float(1 - answered[~answerable].mean())}
     if question is not None:
         meta.update(c_question=question.c, oof_auroc_question=_auroc(question.oof_log_odds, answerable))
+    if question_off is not None:
+        meta.update(c_question_off_topic=question_off.c,
+                    oof_auroc_question_off_topic=_auroc(question_off.oof_log_odds, off.astype(bool)))
     return AnswerabilityModel(vocabulary, **heads,
                               threshold=threshold, meta=meta, question=question.head if question is not None else None,
-                              answer_threshold=answer_threshold)
+                              answer_threshold=answer_threshold,
+                              question_off_topic=question_off.head if question_off is not None else None)

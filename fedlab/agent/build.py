@@ -67,7 +67,7 @@ def check_model(model, cfg) -> None:
             f"with {kind}: fit one (`python -m fedlab.calibrate --set retriever={kind} "
             f"--out conf/calibration/extractive-{kind}.json`) and pass agent.calibration=…, or agent.calibration=null")
     fitted, name = model.meta.get("embedder"), cfg.embedder.get("name") if "embedder" in cfg else None
-    if model.question is not None and fitted and name and fitted != name:
+    if model.reads_questions and fitted and name and fitted != name:
         raise FedlabError(
             f"agent.calibration={cfg.agent.calibration} reads questions embedded by {fitted}, this config embeds "
             f"with {name}: fit one (`python -m fedlab.calibrate --set embedder={name} --out FILE`) and pass "

@@ -30,7 +30,7 @@ from datetime import date
 from typing import Any, Iterable
 
 from fedlab.agent.citations import ground_citations
-from fedlab.agent.answerability import QUESTION_FEATURE, AnswerabilityModel, Outcome
+from fedlab.agent.answerability import AnswerabilityModel, Outcome
 from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
 from fedlab.agent.evidence import (QuestionTerms, Vocabulary, answer_features, evidence_features, question_features,
@@ -430,8 +430,8 @@ class AgentProgram:
         if self.vocabulary is not None:
             terms = question_terms(question, hint, self.vocabulary)
             asked = {**question_features(terms, hint, self.vocabulary), "intent_off_topic": float(intent == "off_topic")}
-            if self.model is not None and self.model.question is not None:
-                asked[QUESTION_FEATURE] = self.model.question_log_odds(self.question_vector(question))
+            if self.model is not None and self.model.reads_questions:
+                asked.update(self.model.question_features(self.question_vector(question)))
         attempts: list[_Attempt] = []
         p_off = None  # P(off topic), from the first search
         query = question

@@ -78,6 +78,9 @@ def print_result(result: CalibrationResult, console: Console) -> None:
     if model.question is not None:
         console.print(f"question head over {model.meta.get('embedder')} embeddings: AUROC answerable "
                       f"{model.meta['oof_auroc_question']:.3f} from the question alone (out of fold)")
+    if model.question_off_topic is not None:
+        console.print(f"off-topic question head over the same embeddings: AUROC off topic "
+                      f"{model.meta['oof_auroc_question_off_topic']:.3f} from the question alone (out of fold)")
     withheld = result.max_withheld_correct
     if withheld is not None:
         kept = model.meta["oof_withheld"]
