@@ -416,7 +416,7 @@ def test_an_off_topic_question_head_reads_what_the_question_is_about():
     the question head's log-odds, tells them apart; without embeddings it cannot."""
     rng = np.random.default_rng(11)
     rows = []
-    for r in _embedded_rows(seed=11):
+    for r in _embedded_rows(n=160, seed=11):
         e = np.array(r.embedding)
         e[1] = rng.normal(2.0 if r.off_topic else -1.0, 0.6)
         looks_on_topic = dict(r.features, vocab_share=rng.uniform(0.6, 1), common_share=rng.uniform(0.5, 1),
@@ -444,14 +444,13 @@ def test_rows_without_embeddings_fit_no_question_head():
 
 
 def test_a_model_without_a_question_head_still_loads(tmp_path):
-    data = fit_model(_rows(), VOCAB, 0.9, 0.5).to_json()
+    fitted = fit_model(_rows(), VOCAB, 0.9, 0.5).to_json()
+    data = dict(fitted, kind="fedlab.answerability/2")
     del data["question"], data["question_off_topic"]
-    data["kind"] = "fedlab.answerability/2"
     (tmp_path / "v2.json").write_text(json.dumps(data))
     assert load_model(str(tmp_path / "v2.json")).question is None
-    data = fit_model(_rows(), VOCAB, 0.9, 0.5).to_json()  # /3: a question head, none for off topic
+    data = dict(fitted, kind="fedlab.answerability/3")  # a question head, none for off topic
     del data["question_off_topic"]
-    data["kind"] = "fedlab.answerability/3"
     (tmp_path / "v3.json").write_text(json.dumps(data))
     assert load_model(str(tmp_path / "v3.json")).question_off_topic is None
 
