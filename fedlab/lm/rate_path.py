@@ -340,7 +340,9 @@ def rate_path_answer(question: str, passages: list[str], kind: str | None = None
                 and all(_days(a.date, b.date) <= MAX_GAP_DAYS for a, b in zip(inside, inside[1:]))
                 and (lo is None or _days(lo, inside[0].date) <= MAX_GAP_DAYS))
     labels = meeting_labels([d.date for d in inside])
-    return _compose(question, hint, kind, steps, complete, labels, earlier[-1] if earlier else None)
+    answer = _compose(question, hint, "path" if kind == "yes_no" else kind, steps, complete, labels,
+                      earlier[-1] if earlier else None)
+    return _yes_no(question, hint, steps, complete) + answer if kind == "yes_no" else answer
 
 
 def _all_of(n: int) -> str:
@@ -353,7 +355,7 @@ def _period(hint, steps: list[Step], labels: dict[str, str]) -> str:
     return f"From {labels[steps[0].decision.date]} to {labels[steps[-1].decision.date]}"
 
 
-def _yes_no(question: str, hint, moves: dict[str, list[Step]], complete: bool) -> str:
+def _yes_no(question: str, hint, steps: list[Step], complete: bool) -> str:
     """"Yes. " when a move of the kind the question's verb asks about is found, "No. " when none
     is and no meeting may be missing, else "": also when the range has no dated start ("between
     the pandemic cut and 2021": the decisions read run from the documents' first meeting, not
@@ -361,16 +363,14 @@ def _yes_no(question: str, hint, moves: dict[str, list[Step]], complete: bool) -
     if hint is None or hint.date_from is None:
         return ""
     m = _YES_NO.search(question)
-    asked = "raise" if m and m.group("raise") else "cut" if m and m.group("cut") else None
-    moved = moves[asked] if asked else moves["raise"] + moves["cut"]
+    asked = {"raise"} if m and m.group("raise") else {"cut"} if m and m.group("cut") else {"raise", "cut"}
+    moved = any(s.direction in asked for s in steps)
     return "Yes. " if moved else "No. " if complete else ""
 
 
 def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, labels: dict[str, str],
              earlier: PassageDecision | None) -> str:
     moves = {"raise": [s for s in steps if s.direction == "raise"], "cut": [s for s in steps if s.direction == "cut"]}
-    if kind == "yes_no":
-        return _yes_no(question, hint, moves, complete) + _compose(question, hint, "path", steps, complete, labels, earlier)
     # a directive that only maintains the range (a notation vote) links the chain but is no meeting's hold
     holds = [s for s in steps if s.direction == "hold" and s.decision.via == "decision_sentence"]
     first, last = steps[0], steps[-1]
