@@ -74,7 +74,13 @@ def ray_cluster(workers: int = 2):
         if head.returncode != 0:
             raise RuntimeError(f"ray start --head failed: {head.stderr[-2000:]}")
         for _ in range(workers - 1):
-            node = _ray("start", f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=1", env=env)
+            # on a loaded machine the head can miss the joining node's first deadline
+            # ("Failed to get node info … Deadline Exceeded"): an operator starts it again
+            for _attempt in range(2):
+                node = _ray("start", f"--address={address}", "--node-ip-address=127.0.0.1", "--num-cpus=1", env=env)
+                if node.returncode == 0:
+                    break
+                time.sleep(5)
             if node.returncode != 0:
                 raise RuntimeError(f"ray start --address failed: {node.stderr[-2000:]}")
         yield address

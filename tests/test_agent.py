@@ -12,7 +12,8 @@ import pytest
 from fedlab.agent.build import build_agent
 from fedlab.agent.citations import final_markers
 from fedlab.agent.confidence import level_for
-from fedlab.agent.evidence import ANSWER_FEATURES, answer_features, question_terms
+from fedlab.agent.evidence import (ANSWER_FEATURES, SIMILARITY_FEATURE, answer_features, answer_similarity,
+                                   question_terms, said_text)
 from fedlab.agent.program import AgentProgram, hint_from
 from fedlab.agent.settings import AgentSettings
 from fedlab.agent.searcher import SearchAccess, open_search
@@ -74,6 +75,10 @@ def test_factual_question_gets_cited_sentences_from_the_right_meeting(agent, sea
     hint = hint_from(agent.assess_query(question=FACTUAL, today=agent.today, event=agent.event_for(FACTUAL)), FACTUAL)
     said = answer_features(FACTUAL, question_terms(FACTUAL, hint, agent.vocabulary), a.answer, agent.vocabulary)
     assert {k: a.signals[k] for k in ANSWER_FEATURES} == pytest.approx(said, abs=1e-6)
+    # and how close what it says is to the question, in the embedder's sense
+    said[SIMILARITY_FEATURE] = answer_similarity(agent.embedding(FACTUAL), agent.embedding(said_text(a.answer)))
+    assert a.signals[SIMILARITY_FEATURE] == pytest.approx(said[SIMILARITY_FEATURE], abs=1e-6)
+    assert 0.2 < said[SIMILARITY_FEATURE] < 1.0
     assert a.confidence == pytest.approx(a.raw_confidence * agent.model.correct_p(said), abs=1e-5)
     assert a.lm_usage == {"prompt_tokens": 0, "completion_tokens": 0}
     assert a.latency_ms["total"] >= a.latency_ms["search"] > 0
@@ -393,8 +398,9 @@ def test_a_searcher_that_cannot_embed_leaves_the_question_head_neutral_and_says_
     with caplog.at_level("WARNING", logger="fedlab.agent.program"):
         answers = [agent(FACTUAL), agent("Who dissented at the June 2022 meeting?")]
     assert [r.message for r in caplog.records].count(caplog.records[0].message) == len(caplog.records) == 1
-    assert "question head needs the question's embedding" in caplog.records[0].message
+    assert "reads the question's and the answer's embeddings" in caplog.records[0].message
     assert all(a.signals[QUESTION_FEATURE] == pytest.approx(0.7) for a in answers)
+    assert not any(SIMILARITY_FEATURE in a.signals for a in answers)  # left out: the model reads it as neutral
     assert answers[0].confidence == pytest.approx(0.6)  # centred: the constant heads' P(correct) is unchanged
 
 

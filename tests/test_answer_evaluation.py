@@ -425,15 +425,20 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
 def test_cross_fit_measures_the_split_on_unseen_questions_and_writes_nothing(corpus_dir, tmp_path):
     data = corpus_dir.parent.parent
     out = tmp_path / "never.json"
-    # a small calibration set (the shipped one's first questions of each category) keeps this quick
-    shipped = [json.loads(x) for x in (ROOT / "datasets/fomc_qa/calibration.jsonl").read_text().splitlines()]
-    small = [q for cat in ("factual", "minutes_views", "unanswerable", "off_topic")
-             for q in [r for r in shipped if r["category"] == cat][:3]]
-    extra = tmp_path / "calibration.jsonl"
-    extra.write_text("".join(json.dumps(q) + "\n" for q in small))
+
+    # small sets (the shipped files' first questions of each category) keep this quick
+    def first(path: Path, n: int, categories) -> Path:
+        rows = [json.loads(x) for x in (ROOT / "datasets/fomc_qa" / path.name).read_text().splitlines()]
+        kept = [q for cat in categories for q in [r for r in rows if r["category"] == cat and r["split"] == "dev"][:n]]
+        path.write_text("".join(json.dumps(q) + "\n" for q in kept))
+        return path
+
+    dev = first(tmp_path / "fomc_qa.jsonl", 6, ("factual", "temporal", "comparative", "minutes_views",
+                                                "unanswerable", "off_topic"))
+    extra = first(tmp_path / "calibration.jsonl", 3, ("factual", "minutes_views", "unanswerable", "off_topic"))
     proc = subprocess.run([sys.executable, "-m", "fedlab.calibrate", "--set", "retriever=bm25",
-                           "--set", f"paths.data_dir={data}", "--set", f"dataset.calibration_path={extra}",
-                           "--cross-fit", "--out", str(out)],
+                           "--set", f"paths.data_dir={data}", "--set", f"dataset.path={dev}",
+                           "--set", f"dataset.calibration_path={extra}", "--cross-fit", "--out", str(out)],
                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert not out.exists()
@@ -447,17 +452,17 @@ def test_cross_fit_measures_the_split_on_unseen_questions_and_writes_nothing(cor
             blocks[title][name] = float(value)
     titles = list(blocks)
     assert titles[0].startswith("dev + calibration set, cross-fitted")
-    assert titles[1:] == ["dev (131 questions)", f"calibration set ({len(small)} questions)"]
+    assert titles[1:] == ["dev (36 questions)", "calibration set (12 questions)"]
     for m in blocks.values():
         for name in ("answer_accuracy", "abstention_accuracy", "false_abstention_rate", "ece", "brier", "auroc",
                      "abstention_rate.unanswerable", "answer_accuracy.factual"):
             assert 0.0 <= m[name] <= 1.0, name
         assert m["citation_validity"] == 1.0
-    # the whole is made of its parts: 131 and 12 questions, each answered once
-    whole, dev, cal = (blocks[t] for t in titles)
+    # the whole is made of its parts: 36 and 12 questions, each answered once
+    whole, dev_block, cal = (blocks[t] for t in titles)
     assert whole["abstention_rate.off_topic"] == pytest.approx(
-        (dev["abstention_rate.off_topic"] * 13 + cal["abstention_rate.off_topic"] * 3) / 16, abs=1e-3)
-    assert f"cross-fitted answering: {131 + len(small)}/{131 + len(small)}" in proc.stderr
+        (dev_block["abstention_rate.off_topic"] * 6 + cal["abstention_rate.off_topic"] * 3) / 9, abs=1e-3)
+    assert "cross-fitted answering: 48/48" in proc.stderr
 
 
 def test_the_calibration_set_must_exist_and_keep_its_own_ids(tmp_path):
@@ -485,6 +490,23 @@ def test_the_calibration_set_must_exist_and_keep_its_own_ids(tmp_path):
     assert len(questions) == 132
     cfg.dataset.calibration_path = None  # the split alone
     assert len(fitting_questions(cfg)[0]) == 131
+
+
+def test_the_hard_written_questions_are_named_by_a_pattern_of_ids():
+    from omegaconf import OmegaConf
+
+    from fedlab.errors import FedlabError
+    from fedlab.evaluation.answers.calibrate import hard_sampled
+
+    shipped = OmegaConf.load(ROOT / "conf/dataset/fomc_qa.yaml")
+    pattern = hard_sampled(OmegaConf.create({"dataset": {"calibration_hard_ids": shipped.calibration_hard_ids}}))
+    ids = [json.loads(x)["id"] for x in (ROOT / "datasets/fomc_qa/calibration.jsonl").read_text().splitlines()]
+    hard = [i for i in ids if pattern.match(i)]
+    assert 0 < len(hard) < len(ids) and all(i.startswith(("cal-c-", "cal-d-")) for i in hard)  # the second round
+    assert hard_sampled(OmegaConf.create({"dataset": {"calibration_hard_ids": None}})) is None
+    assert hard_sampled(OmegaConf.create({"dataset": {}})) is None
+    with pytest.raises(FedlabError, match=r"dataset.calibration_hard_ids='cal-\[' is not a regular expression"):
+        hard_sampled(OmegaConf.create({"dataset": {"calibration_hard_ids": "cal-["}}))
 
 
 def test_cross_fit_folds_follow_the_questions_categories_not_the_agents_outcomes():

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from fedlab.agent.evidence import ANSWER_FEATURES, MAX_ANSWER_SENTENCES, Vocabulary, answer_features, question_terms
+from fedlab.agent.evidence import (ANSWER_FEATURES, MAX_ANSWER_SENTENCES, Vocabulary, answer_features, answer_similarity,
+                                   question_terms, said_text)
 from fedlab.lm.answer_types import asked_types, held_types
 
 
@@ -84,3 +85,14 @@ def test_a_meeting_label_is_no_answer_to_when():
     dated = answer_features(question, terms, "March 2020: The facility opens on April 6. [1]", vocab)
     assert labelled["answer_type_found"] == two["answer_type_found"] == 0.0
     assert dated["answer_type_found"] == 1.0
+
+
+def test_the_similarity_reads_what_the_answer_says():
+    """The answer's embedding is of its sentences: no meeting labels, no citation markers."""
+    assert said_text("March 2020: The facility opened. [1] It closed later. [2][3]") == \
+        "The facility opened. It closed later."
+    assert said_text("") == ""
+    assert answer_similarity([1.0, 0.0], [2.0, 0.0]) == pytest.approx(1.0)  # a cosine, whatever the norms
+    assert answer_similarity([1.0, 0.0], [1.0, 1.0]) == pytest.approx(2 ** -0.5)
+    assert answer_similarity([1.0, 0.0], [-1.0, 0.0]) == 0.0  # clipped to [0, 1] like every feature
+    assert answer_similarity([0.0, 0.0], [1.0, 0.0]) == 0.0

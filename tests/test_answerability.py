@@ -11,7 +11,7 @@ import pytest
 
 from fedlab.agent.answerability import (ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, QUESTION_FEATURE,
                                        QUESTION_OFF_TOPIC_FEATURE, AnswerabilityModel, LogisticHead, load_model)
-from fedlab.agent.evidence import (EVIDENCE_FEATURES, QUESTION_FEATURES, Vocabulary, evidence_features,
+from fedlab.agent.evidence import (EVIDENCE_FEATURES, QUESTION_FEATURES, SIMILARITY_FEATURE, Vocabulary, evidence_features,
                                    question_features, question_terms)
 from fedlab.agent.answerability_fit import (ANSWERABLE_FEATURES, CORRECTNESS_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
                                            fit_model, spend_false_abstentions)
@@ -146,6 +146,11 @@ def test_heads_reproduce_scikit_learn_and_survive_json(tmp_path):
     vague, full = dict(rows[0].features, answer_idf_coverage=0.05), dict(rows[0].features, answer_idf_coverage=0.95)
     assert model.correct_p(full) > model.correct_p(vague)
     assert model.outcome(full).correct / model.outcome(full).answerable == pytest.approx(model.correct_p(full))
+    # a feature that could not be computed (the similarity, without an embedder) counts as neutral
+    unembedded = {k: v for k, v in full.items() if k != SIMILARITY_FEATURE}
+    at_mean = dict(full, **{SIMILARITY_FEATURE: model.correctness.mean[model.correctness.features.index(SIMILARITY_FEATURE)]})
+    assert model.correct_p(unembedded) == pytest.approx(model.correct_p(at_mean))
+    assert model.correct_p(unembedded) != pytest.approx(model.correct_p(dict(full, **{SIMILARITY_FEATURE: 0.0})))
     assert model.meta["oof_auroc_correct"] > 0.5
 
 
@@ -220,12 +225,46 @@ def test_the_correctness_head_can_be_fitted_on_the_fresh_questions_alone():
     fresh = answerable & np.array([r.fresh for r in rows])
     as_new = fit_correctness(x, correct, answerable, fresh, "all_as_new")
     assert as_new.mode == "all_as_new" and as_new.rows.sum() == len(given)
-    assert abs(np.mean([as_new.head.proba(r.features)["correct"] for r in given]) - fresh_rate) < 0.05
+    # (its L2 penalty shrinks the indicator's weight: nearer fresh's rate than the pooled head, not on it)
+    assert abs(np.mean([as_new.head.proba(r.features)["correct"] for r in given]) - fresh_rate) \
+        < 0.5 * (mean_p(pooled) - fresh_rate)
     assert as_new.head.features == list(CORRECTNESS_FEATURES)
     # too few fresh right or wrong answers for the folds: every answerable row, as before
     assert fit_correctness(x, correct, answerable, fresh & (np.cumsum(fresh) <= 8), "calibration_set").mode == "all"
     with pytest.raises(FedlabError, match="correctness_from='dev'"):
         fit_model(rows, VOCAB, 0.9, 0.5, correctness_from="dev")
+
+
+def test_questions_written_to_be_hard_are_told_apart_and_reported_as_they_come():
+    """Fresh rows, a third of them written toward hard questions and answered right half as often
+    with the same features: the stored head holds their indicator at 0 and reports the others'
+    rate; fitted as if they were like the rest, it reports the pooled, lower one."""
+    from fedlab.agent.answerability_fit import HARD_FEATURE, fit_correctness
+
+    rng = np.random.default_rng(11)
+    rows = [Row(r.features, r.outcome, r.off_topic, fresh=True, hard=i % 3 == 0) for i, r in enumerate(_rows(300, seed=11))]
+    rows = [r if r.outcome == "unanswerable" else
+            Row(r.features, "correct" if rng.uniform() < (0.35 if r.hard else 0.7) else "wrong", r.off_topic,
+                fresh=True, hard=r.hard) for r in rows]
+    given = [r for r in rows if r.outcome != "unanswerable"]
+    as_they_come = np.mean([r.outcome == "correct" for r in given if not r.hard])
+    x = np.array([[r.features[n] for n in CORRECTNESS_FEATURES] for r in rows])
+    correct = np.array([r.outcome == "correct" for r in rows])
+    answerable = np.array([r.outcome != "unanswerable" for r in rows])
+    hard = np.array([r.hard for r in rows])
+    told = fit_correctness(x, correct, answerable, answerable, "calibration_set", hard)
+    pooled = fit_correctness(x, correct, answerable, answerable, "calibration_set")
+
+    def mean_p(fit):
+        return np.mean([fit.head.proba(r.features)["correct"] for r in given])
+
+    assert told.read_as_new == [HARD_FEATURE] and pooled.read_as_new == []
+    assert told.head.features == pooled.head.features == list(CORRECTNESS_FEATURES)  # the indicator is held
+    assert abs(mean_p(told) - as_they_come) < 0.05 < as_they_come - mean_p(pooled)
+    # every row hard (or none): nothing to tell apart, no indicator
+    assert fit_correctness(x, correct, answerable, answerable, "calibration_set", answerable).read_as_new == []
+    model = fit_model(rows, VOCAB, 0.9, 0.5, correctness_from="calibration_set")
+    assert model.meta["correctness_held"] == [HARD_FEATURE] and model.meta["n_hard_sampled"] == int(hard.sum())
 
 
 def test_a_feature_fixed_at_a_value_moves_into_the_intercept():

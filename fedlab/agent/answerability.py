@@ -14,7 +14,8 @@ with the corpus vocabulary):
   right answers it may withhold) is withheld too;
 - ``correctness``: P(the answer states every key fact | the question is answerable), fitted on the
   answerable questions alone with its own regularisation, over the features of the answer itself
-  (does it hold the kind of answer asked for, the question's rare terms): the evidence features
+  (does it hold the kind of answer asked for, the question's rare terms, how close its embedding is
+  to the question's): the evidence features
   barely tell a right answer from a wrong one (out-of-fold AUROC 0.53 on dev), the answer's
   features do (0.73). One head over the three outcomes shared one regularisation between the
   two and overfitted the harder one.
@@ -162,8 +163,11 @@ class AnswerabilityModel:
 
     def correct_p(self, features: dict[str, float]) -> float:
         """P(the answer states every key fact | the question is answerable): the correctness head
-        reads the answer's features (fedlab.agent.evidence.answer_features)."""
-        return self.correctness.proba(features)["correct"]
+        reads the answer's features (fedlab.agent.evidence.answer_features and the similarity); one
+        that could not be computed (no embedder for the similarity) is read as the mean it was
+        fitted on: neutral."""
+        head = self.correctness
+        return head.proba({**dict(zip(head.features, head.mean)), **features})["correct"]
 
     def outcome(self, features: dict[str, float]) -> Outcome:
         answerable = self.answerable.proba(features)["answerable"]

@@ -38,6 +38,10 @@ answer, not in the evidence it was drawn from:
   answer_sentence_idf the same share held by the answer's best single sentence: a long answer
                       gathers the terms across many sentences; one that holds them is on point
   answer_sentences    the answer's cited sentences, /MAX_ANSWER_SENTENCES, capped at 1
+and, from the embedder's vectors of the question and of what the answer says (``said_text``):
+  answer_similarity   their cosine similarity, clipped to [0, 1]: whether the answer is about what
+                      was asked, in the embedder's sense, where the terms above see only shared
+                      words (absent without an embedder; the model then reads it as neutral)
 """
 from __future__ import annotations
 
@@ -45,6 +49,8 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from fedlab.index.tokens import Tokenizer
 from fedlab.lm.answer_types import asked_types, held_types
@@ -60,6 +66,7 @@ EVIDENCE_FEATURES = ("top_dense", "top_score", "margin", "term_coverage", "agree
                      "idf_coverage", "missing_idf", "salient_coverage", "doc_type_found")
 ANSWER_FEATURES = ("asks_answer_type", "answer_type_found", "answer_idf_coverage", "answer_sentences",
                    "answer_sentence_idf")
+SIMILARITY_FEATURE = "answer_similarity"  # from the embeddings (answer_similarity), not the text alone
 COMMON_DF = 0.01  # a term in at least this share of passages is common in the corpus
 # a term in at least this share of one document type's passages and in no passage of another marks
 # that type: "participant" is in 39% of the minutes' passages and in none of the statements'; the
@@ -192,6 +199,19 @@ def _idf_share(terms: list[str], found: set[str], vocab: Vocabulary) -> float:
     weights = {t: vocab.idf(t) for t in terms}
     total = math.fsum(weights.values())  # fsum: independent of the (hash-seeded) set order
     return math.fsum(w for t, w in weights.items() if t in found) / total if total else 0.0
+
+
+def said_text(answer: str) -> str:
+    """What an answer says: its sentences without the meeting labels the reader puts before them
+    ("July 2023: ") or the citation markers."""
+    return " ".join(s.strip() for s in _CITED_SENTENCE.split(MEETING_LABELS.sub(r"\1", answer)) if s.strip())
+
+
+def answer_similarity(question_vector, answer_vector) -> float:
+    """The cosine similarity of two embeddings, clipped to [0, 1] (SIMILARITY_FEATURE)."""
+    q, a = np.asarray(question_vector, dtype=float), np.asarray(answer_vector, dtype=float)
+    norm = float(np.linalg.norm(q) * np.linalg.norm(a))
+    return min(max(float(q @ a) / norm, 0.0), 1.0) if norm else 0.0
 
 
 def answer_features(question: str, terms: QuestionTerms, answer: str, vocab: Vocabulary) -> dict[str, float]:

@@ -33,8 +33,8 @@ from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import AnswerabilityModel, Outcome
 from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
-from fedlab.agent.evidence import (QuestionTerms, Vocabulary, answer_features, evidence_features, question_features,
-                                   question_terms)
+from fedlab.agent.evidence import (SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features, answer_similarity,
+                                   evidence_features, question_features, question_terms, said_text)
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
@@ -177,17 +177,26 @@ class AgentProgram:
         event = resolve(question) if resolve is not None else None
         return event.describe() if event is not None else ""
 
-    def question_vector(self, question: str):
-        """The question's embedding for the model's question head: the search access's (over MCP,
-        the config's embedder here), else the searcher's query vector (None, said once, when
-        neither can embed: the head then counts for nothing)."""
+    def embedding(self, text: str):
+        """A text's embedding (a question's, or what an answer says) for the answerability model:
+        the search access's (over MCP, the config's embedder here), else the searcher's query
+        vector (None, said once, when neither can embed: what reads it then counts for nothing)."""
         embed = self.search_access.question_vector or getattr(self.search_access.searcher, "question_vector", None)
-        vector = embed(question) if embed is not None else None
+        vector = embed(text) if embed is not None else None
         if vector is None and not self._warned_no_vector:
             self._warned_no_vector = True
-            log.warning("the answerability model's question head needs the question's embedding, which this "
-                        "searcher does not give: the evidence features alone decide")
+            log.warning("the answerability model reads the question's and the answer's embeddings, which this "
+                        "searcher does not give: the other features alone decide")
         return vector
+
+    def similarity(self, question: str, answer: str) -> dict[str, float]:
+        """The answer's SIMILARITY_FEATURE: nothing when nothing can embed (the model reads it as
+        neutral), 0 for an empty answer."""
+        said = said_text(answer)
+        question_vector = self.embedding(question)
+        if question_vector is None:
+            return {}
+        return {SIMILARITY_FEATURE: answer_similarity(question_vector, self.embedding(said)) if said else 0.0}
 
     def preferred_doc_types(self, terms: QuestionTerms | None, hint: DateHint | None) -> set[str]:
         """The document types a question is searched in first: the ones it names (agent.named_doc_type;
@@ -431,7 +440,7 @@ class AgentProgram:
             terms = question_terms(question, hint, self.vocabulary)
             asked = {**question_features(terms, hint, self.vocabulary), "intent_off_topic": float(intent == "off_topic")}
             if self.model is not None and self.model.reads_questions:
-                asked.update(self.model.question_features(self.question_vector(question)))
+                asked.update(self.model.question_features(self.embedding(question)))
         attempts: list[_Attempt] = []
         p_off = None  # P(off topic), from the first search
         query = question
@@ -498,6 +507,7 @@ class AgentProgram:
         timings["validate"] = (time.perf_counter() - t) * 1000
         if terms is not None:  # recorded for the fit; with a model, how likely the answer is right
             said = answer_features(question, terms, grounded.text if citations else "", self.vocabulary)
+            said.update(self.similarity(question, grounded.text if citations else ""))
             base["signals"] = {**base["signals"], **{k: round(v, 6) for k, v in said.items()}}
         if not citations:
             if best.outcome is not None:

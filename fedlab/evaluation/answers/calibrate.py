@@ -75,6 +75,11 @@ def print_result(result: CalibrationResult, console: Console) -> None:
                   f"{model.meta['oof_false_abstention']:.2f} of the answerable; AUROC answerable "
                   f"{model.meta['oof_auroc_answerable']:.3f}, correct | answerable {model.meta['oof_auroc_correct']:.3f}, "
                   f"off topic {model.meta['oof_auroc_off_topic']:.3f}")
+    from fedlab.agent.answerability_fit import HARD_FEATURE
+
+    if HARD_FEATURE in model.meta.get("correctness_held", ()):
+        console.print(f"correctness head: {model.meta['n_hard_sampled']} questions written toward hard ones "
+                      "(dataset.calibration_hard_ids) told apart, P(correct) reported for questions as they come")
     if model.question is not None:
         console.print(f"question head over {model.meta.get('embedder')} embeddings: AUROC answerable "
                       f"{model.meta['oof_auroc_question']:.3f} from the question alone (out of fold)")
@@ -163,6 +168,21 @@ def calibration_set(cfg) -> list:
     return [q for q in load_dataset(path) if split == "all" or q.split == split]
 
 
+def hard_sampled(cfg):
+    """``dataset.calibration_hard_ids``, compiled: the ids of the calibration set's questions that
+    were written toward the kinds of question the agent finds hard (None: none were)."""
+    import re
+
+    pattern = cfg.dataset.get("calibration_hard_ids")
+    if not pattern:
+        return None
+    try:
+        return re.compile(str(pattern))
+    except re.error as exc:
+        raise FedlabError(f"dataset.calibration_hard_ids={pattern!r} is not a regular expression ({exc}): "
+                          "give one that matches the start of those questions' ids, or null") from None
+
+
 def fitting_questions(cfg) -> tuple[list, list[str]]:
     """The split's questions, then the calibration set's, and where each comes from."""
     from fedlab.evaluation.retrieval.harness import load_split
@@ -201,6 +221,7 @@ def collect_rows(cfg, console: Console) -> Collected:
     from fedlab.pipeline import build_pipeline
 
     questions, sources = fitting_questions(cfg)
+    hard = hard_sampled(cfg)
     pipeline = build_pipeline(cfg, progress=True)  # what a cold cache builds, shown on stderr
     vocabulary = Vocabulary.from_chunks(pipeline.chunks)
     agent = build_agent(cfg, search=open_direct(cfg, pipeline))
@@ -214,7 +235,8 @@ def collect_rows(cfg, console: Console) -> Collected:
         outcome = "correct" if judged.answer_correct else "wrong" if q.answerable else "unanswerable"
         vector = pipeline.question_vector(q.question)
         rows.append(Row(dict(a.signals), outcome, q.category == "off_topic",
-                        vector.tolist() if vector is not None else None, fresh=sources[i] == CALIBRATION_SET))
+                        vector.tolist() if vector is not None else None, fresh=sources[i] == CALIBRATION_SET,
+                        hard=sources[i] == CALIBRATION_SET and hard is not None and bool(hard.match(q.id))))
         row_question.append(i)
     return Collected(questions, sources, pipeline, vocabulary, agent, rows, row_question)
 
