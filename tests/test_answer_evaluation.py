@@ -373,6 +373,10 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
     shipped = (ROOT / "datasets/fomc_qa/calibration.jsonl").read_text().splitlines()
     assert fitted["meta"]["calibration_set"]["n"] == len(shipped)  # fitted on dev and the calibration set
     assert fitted["meta"]["correctness_from"] == "calibration_set"  # P(correct) from the questions new to the agent
+    # its second round, written toward hard questions, told apart (dataset.calibration_hard_ids)
+    hard = [line for line in shipped if json.loads(line)["id"].startswith(("cal-c-", "cal-d-"))]
+    assert 0 < fitted["meta"]["n_hard_sampled"] <= len(hard) and fitted["meta"]["correctness_held"] == ["hard_sampled"]
+    assert "written toward hard ones (dataset.calibration_hard_ids) told apart" in " ".join(proc.stderr.split())
     assert f"131 dev questions + {len(shipped)} of the calibration set" in proc.stderr
     # out of fold on dev, the model must tell answerable from unanswerable questions better than chance
     assert fitted["meta"]["oof_auroc_answerable"] > 0.6 and 0 < fitted["threshold"] < 1

@@ -214,6 +214,7 @@ def test_the_correctness_head_can_be_fitted_on_the_fresh_questions_alone():
         return np.mean([model.correct_p(r.features) for r in given])
 
     assert on_fresh.meta["correctness_from"] == "calibration_set" and pooled.meta["correctness_from"] == "all"
+    assert on_fresh.meta["correctness_held"] == [] and on_fresh.meta["n_hard_sampled"] == 0  # no row is hard
     assert on_fresh.meta["n_correctness"] == sum(r.fresh for r in given) < pooled.meta["n_correctness"] == len(given)
     assert abs(mean_p(on_fresh) - fresh_rate) < 0.05 < mean_p(pooled) - fresh_rate
     assert on_fresh.answerable.to_json() == pooled.answerable.to_json()
@@ -263,8 +264,6 @@ def test_questions_written_to_be_hard_are_told_apart_and_reported_as_they_come()
     assert abs(mean_p(told) - as_they_come) < 0.05 < as_they_come - mean_p(pooled)
     # every row hard (or none): nothing to tell apart, no indicator
     assert fit_correctness(x, correct, answerable, answerable, "calibration_set", answerable).read_as_new == []
-    model = fit_model(rows, VOCAB, 0.9, 0.5, correctness_from="calibration_set")
-    assert model.meta["correctness_held"] == [HARD_FEATURE] and model.meta["n_hard_sampled"] == int(hard.sum())
 
 
 def test_a_feature_fixed_at_a_value_moves_into_the_intercept():
