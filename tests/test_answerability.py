@@ -259,11 +259,11 @@ def test_questions_written_to_be_hard_are_told_apart_and_reported_as_they_come()
     def mean_p(fit):
         return np.mean([fit.head.proba(r.features)["correct"] for r in given])
 
-    assert told.read_as_new == [HARD_FEATURE] and pooled.read_as_new == []
+    assert told.held == [HARD_FEATURE] and pooled.held == []
     assert told.head.features == pooled.head.features == list(CORRECTNESS_FEATURES)  # the indicator is held
     assert abs(mean_p(told) - as_they_come) < 0.05 < as_they_come - mean_p(pooled)
     # every row hard (or none): nothing to tell apart, no indicator
-    assert fit_correctness(x, correct, answerable, answerable, "calibration_set", answerable).read_as_new == []
+    assert fit_correctness(x, correct, answerable, answerable, "calibration_set", answerable).held == []
 
 
 def test_a_feature_fixed_at_a_value_moves_into_the_intercept():

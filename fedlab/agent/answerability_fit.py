@@ -98,7 +98,7 @@ class CorrectnessFit:
     c: float
     rows: np.ndarray  # the rows it is fitted on
     mode: str  # what it was fitted as (calibration_set falls back to all without fresh right and wrong answers)
-    read_as_new: list[str] = field(default_factory=list)  # the indicators it was fitted with and is stored held at
+    held: list[str] = field(default_factory=list)  # the indicators it was fitted with and is stored holding at one value
 
 
 def _fold_constant(head: LogisticHead, name: str, value: float) -> LogisticHead:
@@ -133,7 +133,7 @@ def fit_correctness(x_said: np.ndarray, is_correct: np.ndarray, answerable: np.n
         head = _fold_constant(head, name, value)
     p = head.proba_many([dict(zip(CORRECTNESS_FEATURES, v)) for v in x_said])[:, 1]
     p[rows] = _oof(c, x, y, predict_on=read_as)
-    return CorrectnessFit(head, p, c, rows, mode, read_as_new=[name for name, _, _ in held])
+    return CorrectnessFit(head, p, c, rows, mode, held=[name for name, _, _ in held])
 
 
 def _matrix(rows: Sequence[Row], names: Sequence[str]) -> np.ndarray:
@@ -328,7 +328,7 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
             "oof_auroc_answerable": _auroc(p_answerable, answerable),
             "oof_auroc_correct": _auroc(p_correct_all[answerable], is_correct[answerable]),
             "correctness_from": correctness.mode, "n_correctness": int(correctness.rows.sum()),
-            "correctness_held": correctness.read_as_new,
+            "correctness_held": correctness.held,
             "n_hard_sampled": int(sum(r.hard for r in rows)),
             "oof_auroc_off_topic": _auroc(p_off, off.astype(bool)),
             "oof_answered": float(kept.mean()),
