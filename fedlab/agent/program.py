@@ -189,13 +189,12 @@ class AgentProgram:
                         "searcher does not give: the other features alone decide")
         return vector
 
-    def similarity(self, question: str, answer: str) -> dict[str, float]:
-        """The answer's SIMILARITY_FEATURE: nothing when nothing can embed (the model reads it as
-        neutral), 0 for an empty answer."""
-        said = said_text(answer)
-        question_vector = self.embedding(question)
+    def similarity(self, question_vector, answer: str) -> dict[str, float]:
+        """The answer's SIMILARITY_FEATURE: nothing without the question's embedding (the model
+        reads it as neutral), 0 for an empty answer."""
         if question_vector is None:
             return {}
+        said = said_text(answer)
         return {SIMILARITY_FEATURE: answer_similarity(question_vector, self.embedding(said)) if said else 0.0}
 
     def preferred_doc_types(self, terms: QuestionTerms | None, hint: DateHint | None) -> set[str]:
@@ -435,12 +434,13 @@ class AgentProgram:
             return done(AgentAnswer(question, outside, True, 1.0, "high", intent=intent, attempts=0,
                                     raw_confidence=1.0, abstain_reason="coverage"))
 
-        terms = asked = None
+        terms = asked = question_vector = None
         if self.vocabulary is not None:
             terms = question_terms(question, hint, self.vocabulary)
             asked = {**question_features(terms, hint, self.vocabulary), "intent_off_topic": float(intent == "off_topic")}
+            question_vector = self.embedding(question)  # read by the question heads and the answer's similarity
             if self.model is not None and self.model.reads_questions:
-                asked.update(self.model.question_features(self.embedding(question)))
+                asked.update(self.model.question_features(question_vector))
         attempts: list[_Attempt] = []
         p_off = None  # P(off topic), from the first search
         query = question
@@ -506,8 +506,8 @@ class AgentProgram:
                      for n, pos in enumerate(grounded.cited, start=1)]
         timings["validate"] = (time.perf_counter() - t) * 1000
         if terms is not None:  # recorded for the fit; with a model, how likely the answer is right
-            said = answer_features(question, terms, grounded.text if citations else "", self.vocabulary)
-            said.update(self.similarity(question, grounded.text if citations else ""))
+            given = grounded.text if citations else ""
+            said = {**answer_features(question, terms, given, self.vocabulary), **self.similarity(question_vector, given)}
             base["signals"] = {**base["signals"], **{k: round(v, 6) for k, v in said.items()}}
         if not citations:
             if best.outcome is not None:

@@ -14,6 +14,7 @@ model fitted without it (``cross_fit``).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -62,6 +63,8 @@ def config_path(out: Path) -> str:
 
 def print_result(result: CalibrationResult, console: Console) -> None:
     """What was fitted (stderr), then the lines that make a config use it (stdout)."""
+    from fedlab.agent.answerability_fit import HARD_FEATURE
+
     model, out, target = result.model, result.out, result.target_precision
     extra = f" + {result.n_calibration_set} of the {CALIBRATION_SET}" if result.n_calibration_set else ""
     console.print(f"{result.n_questions - result.n_calibration_set} {result.split} questions{extra} "
@@ -75,8 +78,6 @@ def print_result(result: CalibrationResult, console: Console) -> None:
                   f"{model.meta['oof_false_abstention']:.2f} of the answerable; AUROC answerable "
                   f"{model.meta['oof_auroc_answerable']:.3f}, correct | answerable {model.meta['oof_auroc_correct']:.3f}, "
                   f"off topic {model.meta['oof_auroc_off_topic']:.3f}")
-    from fedlab.agent.answerability_fit import HARD_FEATURE
-
     if HARD_FEATURE in model.meta.get("correctness_held", ()):
         console.print(f"correctness head: {model.meta['n_hard_sampled']} questions written toward hard ones "
                       "(dataset.calibration_hard_ids) told apart, P(correct) reported for questions as they come")
@@ -171,8 +172,6 @@ def calibration_set(cfg) -> list:
 def hard_sampled(cfg):
     """``dataset.calibration_hard_ids``, compiled: the ids of the calibration set's questions that
     were written toward the kinds of question the agent finds hard (None: none were)."""
-    import re
-
     pattern = cfg.dataset.get("calibration_hard_ids")
     if not pattern:
         return None
