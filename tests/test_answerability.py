@@ -519,3 +519,19 @@ def test_regularisation_is_chosen_by_cross_validated_log_loss():
     signal = (x[:, 0] + 0.1 * rng.normal(size=150) > 0).astype(int)  # nearly separable: shrink little
     assert choose_c(x, noise) == min(C_GRID)
     assert choose_c(x, signal) >= 1.0
+
+
+def test_the_regularisation_choice_is_scikit_learns_cross_validated_log_loss():
+    """choose_c standardises each fold once for every strength and computes the log loss itself:
+    the same choice as scikit-learn's pipeline scored by ``cross_val_score`` on the same folds."""
+    from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score
+
+    from fedlab.agent.answerability_fit import C_GRID, REPEATS, _folds, _pipeline, choose_c
+
+    rng = np.random.default_rng(7)
+    for n, d, strength in ((60, 4, 0.3), (120, 6, 1.0), (40, 12, 2.0)):
+        x = rng.normal(size=(n, d)) * rng.uniform(0.1, 10, size=d)
+        y = (strength * x[:, 0] / x[:, 0].std() + rng.normal(size=n) > 0).astype(int)
+        folds = RepeatedStratifiedKFold(n_splits=_folds(y).n_splits, n_repeats=REPEATS, random_state=0)
+        loss = {c: -cross_val_score(_pipeline(c), x, y, cv=folds, scoring="neg_log_loss").mean() for c in C_GRID}
+        assert choose_c(x, y) == min(loss, key=loss.get)
