@@ -79,7 +79,9 @@ def test_factual_question_gets_cited_sentences_from_the_right_meeting(agent, sea
     said[SIMILARITY_FEATURE] = answer_similarity(agent.embedding(FACTUAL), agent.embedding(said_text(a.answer)))
     assert a.signals[SIMILARITY_FEATURE] == pytest.approx(said[SIMILARITY_FEATURE], abs=1e-6)
     assert 0.2 < said[SIMILARITY_FEATURE] < 1.0
-    assert a.confidence == pytest.approx(a.raw_confidence * agent.model.correct_p(said), abs=1e-5)
+    # the correctness head reads the question's length from the search's signals besides
+    assert a.confidence == pytest.approx(a.raw_confidence * agent.model.correct_p({**a.signals, **said}), abs=1e-5)
+    assert "n_terms" in agent.model.correctness.features
     assert a.lm_usage == {"prompt_tokens": 0, "completion_tokens": 0}
     assert a.latency_ms["total"] >= a.latency_ms["search"] > 0
 

@@ -96,7 +96,10 @@ def _rows(n: int = 240, seed: int = 0) -> list[Row]:
     for _ in range(n):
         off = rng.uniform() < 0.15
         ev, said = rng.uniform(), rng.uniform()
-        f = {name: rng.uniform() for name in (*ANSWERABLE_FEATURES, *CORRECTNESS_FEATURES) if name != SIMILARITY_FEATURE}
+        # each name drawn once (the correctness head reads the question's n_terms too), in the order the
+        # earlier tests' rows were drawn in
+        f = {name: rng.uniform() for name in dict.fromkeys((*ANSWERABLE_FEATURES, *CORRECTNESS_FEATURES))
+             if name != SIMILARITY_FEATURE}
         f[SIMILARITY_FEATURE] = later.uniform()
         f["vocab_share"] = rng.uniform(0, 0.4) if off else rng.uniform(0.6, 1)
         f["idf_coverage"] = ev

@@ -163,9 +163,9 @@ class AnswerabilityModel:
 
     def correct_p(self, features: dict[str, float]) -> float:
         """P(the answer states every key fact | the question is answerable): the correctness head
-        reads the answer's features (fedlab.agent.evidence.answer_features and the similarity); one
-        that could not be computed (no embedder for the similarity) is read as the mean it was
-        fitted on: neutral."""
+        reads the answer's features (fedlab.agent.evidence.answer_features and the similarity) and
+        the question's length (its features, from the search); one that could not be computed (no
+        embedder for the similarity) is read as the mean it was fitted on: neutral."""
         head = self.correctness
         return head.proba({**dict(zip(head.features, head.mean)), **features})["correct"]
 

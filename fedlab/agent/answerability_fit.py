@@ -16,7 +16,7 @@ the rows they are fitted on (stacking), so that each head weighs its feature as 
 the question head has not seen.
 
 The correctness head reads the features of each row's answer (the unmodelled agent's, from the
-first search; fedlab.agent.evidence.answer_features). The agent answers the dev split, which it was
+first search; fedlab.agent.evidence.answer_features) and the question's length (``n_terms``). The agent answers the dev split, which it was
 developed on, far better than new questions (0.87 against 0.61 of the answerable ones), and a head
 fitted on dev reports dev's rate. ``correctness_from`` says which rows it learns from:
 ``calibration_set``, the fresh rows alone (questions of the calibration set, which nobody developed
@@ -66,7 +66,9 @@ from fedlab.errors import FedlabError
 # called "When did tapering start?" off topic)
 OFF_TOPIC_FEATURES = (*TOPIC_FEATURES, "intent_off_topic", "top_dense")
 ANSWERABLE_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", *EVIDENCE_FEATURES, "retrieval_score")
-CORRECTNESS_FEATURES = (*ANSWER_FEATURES, SIMILARITY_FEATURE)  # read from the answer itself (fedlab.agent.evidence)
+# read from the answer itself (fedlab.agent.evidence), and the question's length: a longer question
+# asks for more, which the answer's coverage of its terms does not say
+CORRECTNESS_FEATURES = (*ANSWER_FEATURES, SIMILARITY_FEATURE, "n_terms")
 FOLDS = 5
 C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 REPEATS = 5

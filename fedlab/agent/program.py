@@ -515,7 +515,7 @@ class AgentProgram:
             return done(AgentAnswer(question, ABSTAIN_UNGROUNDED, True, value, level,
                                     dropped_citations=grounded.dropped, abstain_reason="ungrounded", **base))
         if best.outcome is not None:  # a model has a vocabulary: ``said`` is set
-            p_correct = best.outcome.answerable * self.model.correct_p(said)
+            p_correct = best.outcome.answerable * self.model.correct_p({**best.signals, **said})
             if p_correct < self.answer_threshold:  # what it would say is unlikely to be right
                 value, level = self.reported(best.outcome.unanswerable)
                 return done(AgentAnswer(question, ABSTAIN_UNLIKELY, True, value, level,
