@@ -16,9 +16,9 @@ the rows they are fitted on (stacking), so that each head weighs its feature as 
 the question head has not seen.
 
 The correctness head reads the features of each row's answer (the unmodelled agent's, from the
-first search; fedlab.agent.evidence.answer_features) and the question's length (``n_terms``). The agent answers the dev split, which it was
-developed on, far better than new questions (0.87 against 0.61 of the answerable ones), and a head
-fitted on dev reports dev's rate. ``correctness_from`` says which rows it learns from:
+first search; fedlab.agent.evidence.answer_features) and the question's length (``n_terms``). The
+agent answers the dev split, which it was developed on, far better than new questions (0.87
+against 0.61 of the answerable ones), and a head fitted on dev reports dev's rate. ``correctness_from`` says which rows it learns from:
 ``calibration_set``, the fresh rows alone (questions of the calibration set, which nobody developed
 the agent on; every answerable row when they hold fewer than FOLDS right or FOLDS wrong answers);
 ``all``, every answerable row; ``all_as_new``, every answerable row with an indicator of the fresh
