@@ -11,6 +11,8 @@ from clirun import run_python
 from servers import RAY_CLIENT_ENV, alive_ray_nodes, mlflow_server, ray_cluster
 
 TIMING = re.compile(r"^(latency_|build_s\.|sweep\.|.*_s$|.*_ms)")
+# two configs that need no corpus embedding: the launchers are what these tests spend their time on
+GRID = ["retriever=bm25", "retriever.date_aware=true,false"]
 
 
 @pytest.fixture(scope="module")
@@ -56,11 +58,10 @@ def test_a_sweep_on_a_two_node_ray_cluster(data_dir, tmp_path):
     the corpus (`make sweep STUDY=smoke LAUNCHER=ray` was measured by hand; see the README)."""
     from mlflow.tracking import MlflowClient
 
-    study = ["retriever=bm25", "retriever.date_aware=true,false"]
     with mlflow_server(tmp_path) as uri, ray_cluster(workers=2) as address:
         assert alive_ray_nodes(address) == 2
-        local, _ = _sweep(data_dir, tmp_path / "local", uri, *study)
-        on_ray, proc = _sweep(data_dir, tmp_path / "ray", uri, *study, "hydra/launcher=ray_cluster",
+        local, _ = _sweep(data_dir, tmp_path / "local", uri, *GRID)
+        on_ray, proc = _sweep(data_dir, tmp_path / "ray", uri, *GRID, "hydra/launcher=ray_cluster",
                               env={"RAY_ADDRESS": address, **RAY_CLIENT_ENV})
         # both configs ran as Ray tasks, concurrently on the two one-CPU nodes
         assert "Ray Launcher is launching 2 jobs" in proc.stderr
@@ -74,9 +75,8 @@ def test_slurm_launcher_jobs_through_submitits_local_executor(data_dir, tmp_path
     from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    grid = ["retriever=bm25", "retriever.date_aware=true,false"]
-    local, _ = _sweep(data_dir, tmp_path / "local", uri, *grid)
-    via_submitit, _ = _sweep(data_dir, tmp_path / "submitit", uri, *grid, "hydra/launcher=slurm_local")
+    local, _ = _sweep(data_dir, tmp_path / "local", uri, *GRID)
+    via_submitit, _ = _sweep(data_dir, tmp_path / "submitit", uri, *GRID, "hydra/launcher=slurm_local")
     logs = list((tmp_path / "submitit" / ".submitit").rglob("*_log.err"))
     assert len(logs) == 2  # one submitit job per config
     _same_sweep(MlflowClient(uri), local, via_submitit)

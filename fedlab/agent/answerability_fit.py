@@ -18,9 +18,10 @@ the question head has not seen.
 The correctness head reads the features of each row's answer (the unmodelled agent's, from the
 first search; fedlab.agent.evidence.answer_features) and the question's length (``n_terms``). The
 agent answers the dev split, which it was developed on, far better than new questions (0.87
-against 0.61 of the answerable ones), and a head fitted on dev reports dev's rate. ``correctness_from`` says which rows it learns from:
-``calibration_set``, the fresh rows alone (questions of the calibration set, which nobody developed
-the agent on; every answerable row when they hold fewer than FOLDS right or FOLDS wrong answers);
+against 0.61 of the answerable ones), and a head fitted on dev reports dev's rate.
+``correctness_from`` says which rows it learns from: ``calibration_set``, the fresh rows alone
+(questions of the calibration set, which nobody developed the agent on; every answerable row when
+they hold fewer than FOLDS right or FOLDS wrong answers);
 ``all``, every answerable row; ``all_as_new``, every answerable row with an indicator of the fresh
 ones, stored held at "fresh". Whether a question is answerable or off topic does not depend on who
 developed the agent, so those heads read every row. Rows of questions written on purpose toward
@@ -100,7 +101,7 @@ class CorrectnessFit:
     c: float
     rows: np.ndarray  # the rows it is fitted on
     mode: str  # what it was fitted as (calibration_set falls back to all without fresh right and wrong answers)
-    held: list[str] = field(default_factory=list)  # the indicators it was fitted with and is stored holding at one value
+    held: list[str] = field(default_factory=list)  # indicators it was fitted with, stored holding at one value
 
 
 def _fold_constant(head: LogisticHead, name: str, value: float) -> LogisticHead:

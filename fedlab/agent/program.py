@@ -507,7 +507,8 @@ class AgentProgram:
         timings["validate"] = (time.perf_counter() - t) * 1000
         if terms is not None:  # recorded for the fit; with a model, how likely the answer is right
             given = grounded.text if citations else ""
-            said = {**answer_features(question, terms, given, self.vocabulary), **self.similarity(question_vector, given)}
+            said = {**answer_features(question, terms, given, self.vocabulary),
+                    **self.similarity(question_vector, given)}
             base["signals"] = {**base["signals"], **{k: round(v, 6) for k, v in said.items()}}
         if not citations:
             if best.outcome is not None:
