@@ -436,7 +436,7 @@ def test_a_question_head_reads_what_the_question_asks_for(tmp_path):
     features = dict(rows[0].features)
     yes, no = np.zeros(6), np.zeros(6)
     yes[0], no[0] = 2.0, -2.0
-    p = {name: model.outcome({**features, **model.question_features(v)}).answerable
+    p = {name: model.answerable_p({**features, **model.question_features(v)})
          for name, v in (("yes", yes), ("no", no))}
     assert p["yes"] > 0.8 > 0.2 > p["no"]
     # no vector (a searcher that cannot embed): the value the answerable head was centred on
@@ -508,9 +508,23 @@ def constant_model(p_correct: float, p_wrong: float, p_off: float, threshold: fl
 
 def test_constant_model_probabilities():
     m = constant_model(0.6, 0.2, 0.1, 0.5)
-    o = m.outcome({})
+    o = m.outcome({"idf_coverage": 0.3})
     assert (o.correct, o.wrong, o.unanswerable) == pytest.approx((0.6, 0.2, 0.2))
-    assert m.off_topic_p({}) == pytest.approx(0.1)
+    assert m.off_topic_p({"idf_coverage": 0.3}) == pytest.approx(0.1)
+
+
+def test_a_feature_the_model_reads_is_never_silently_zero():
+    """A feature a head reads but the caller did not compute raises, naming it; only the answer's
+    similarity may be absent (no embedder), and is then read as the value it was fitted around."""
+    head = LogisticHead(["wrong", "correct"], ["n_terms", SIMILARITY_FEATURE], [5.0, 0.4], [2.0, 0.1], [[0.5, 1.0]], [0.2])
+    m = constant_model(0.6, 0.2, 0.1, 0.5)
+    m.correctness = head
+    with pytest.raises(ValueError, match="reads n_terms, which the features lack"):
+        m.correct_p({SIMILARITY_FEATURE: 0.4})
+    with pytest.raises(ValueError, match="reads idf_coverage"):
+        m.answerable_p({"n_terms": 3.0})
+    assert m.correct_p({"n_terms": 3.0}) == pytest.approx(m.correct_p({"n_terms": 3.0, SIMILARITY_FEATURE: 0.4}))
+    assert m.correct_p({"n_terms": 3.0, SIMILARITY_FEATURE: 0.6}) > m.correct_p({"n_terms": 3.0})
 
 
 def test_regularisation_is_chosen_by_cross_validated_log_loss():

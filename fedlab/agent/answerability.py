@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fedlab.agent.evidence import Vocabulary
+from fedlab.agent.evidence import SIMILARITY_FEATURE, Vocabulary
 from fedlab.errors import FedlabError
 
 ANSWER_CLASSES = ("correct", "wrong", "unanswerable")  # a question's outcome
@@ -79,7 +79,14 @@ class LogisticHead:
         return z @ np.asarray(self.coef).T + np.asarray(self.intercept)
 
     def proba_many(self, rows: list[dict[str, float]]) -> np.ndarray:
-        x = np.array([[float(r.get(f, 0.0)) for f in self.features] for r in rows], dtype=float)
+        """Each row's class probabilities. A row must hold every feature the head reads: a missing
+        one read as 0 would shift the answer silently (0 is not the neutral value of a standardised
+        feature)."""
+        for r in rows:
+            missing = [f for f in self.features if f not in r]
+            if missing:
+                raise ValueError(f"this head reads {', '.join(missing)}, which the features lack")
+        x = np.array([[float(r[f]) for f in self.features] for r in rows], dtype=float)
         logits = self._logits(x)
         if len(self.coef) == 1:  # binary: the row scores the second class
             p = 1.0 / (1.0 + np.exp(-logits[:, 0]))
@@ -161,16 +168,23 @@ class AnswerabilityModel:
     def off_topic_p(self, features: dict[str, float]) -> float:
         return self.off_topic.proba(features)["off_topic"]
 
+    def answerable_p(self, features: dict[str, float]) -> float:
+        """P(the documents answer the question), from the question's and the evidence's features."""
+        return self.answerable.proba(features)["answerable"]
+
     def correct_p(self, features: dict[str, float]) -> float:
         """P(the answer states every key fact | the question is answerable): the correctness head
         reads the answer's features (fedlab.agent.evidence.answer_features and the similarity) and
-        the question's length (its features, from the search); one that could not be computed (no
-        embedder for the similarity) is read as the mean it was fitted on: neutral."""
+        the question's length (its features, from the search). The similarity alone may be absent
+        (no embedder): it is read as the mean it was fitted on, a neutral value."""
         head = self.correctness
-        return head.proba({**dict(zip(head.features, head.mean)), **features})["correct"]
+        neutral = {SIMILARITY_FEATURE: head.mean[head.features.index(SIMILARITY_FEATURE)]} \
+            if SIMILARITY_FEATURE in head.features else {}
+        return head.proba({**neutral, **features})["correct"]
 
     def outcome(self, features: dict[str, float]) -> Outcome:
-        answerable = self.answerable.proba(features)["answerable"]
+        """The three outcomes for an answer's features (the evidence's and the answer's)."""
+        answerable = self.answerable_p(features)
         correct = self.correct_p(features)
         return Outcome(answerable * correct, answerable * (1.0 - correct), 1.0 - answerable)
 

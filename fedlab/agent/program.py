@@ -30,7 +30,7 @@ from datetime import date
 from typing import Any, Iterable
 
 from fedlab.agent.citations import ground_citations
-from fedlab.agent.answerability import AnswerabilityModel, Outcome
+from fedlab.agent.answerability import AnswerabilityModel
 from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
 from fedlab.agent.evidence import (SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features, answer_similarity,
@@ -64,7 +64,7 @@ class _Attempt:
     result: RetrievalResult
     raw: float  # the uncalibrated retrieval score (fedlab.agent.confidence.combine)
     signals: dict[str, float]  # the retrieval signals, plus the model's features when it has a vocabulary
-    outcome: Outcome | None  # the answerability model's probabilities (None: no model)
+    p_answerable: float | None  # the answerability model's P(the documents answer it) (None: no model)
 
 
 # a passage added to the retrieved ones: (the passage holding a sentence, its span, the section to show; None: its own)
@@ -238,8 +238,8 @@ class AgentProgram:
         if terms is not None:
             features = {**asked, **evidence_features(terms, result.hits, signals, self.vocabulary),
                         "retrieval_score": raw}
-        outcome = self.model.outcome(features) if self.model is not None else None
-        return _Attempt(query, result, raw, {k: round(v, 6) for k, v in features.items()}, outcome)
+        p_answerable = self.model.answerable_p(features) if self.model is not None else None
+        return _Attempt(query, result, raw, {k: round(v, 6) for k, v in features.items()}, p_answerable)
 
     def context(self, hits: list[Hit]) -> list[Hit]:
         top = hits[:self.settings.max_context]
@@ -458,7 +458,7 @@ class AgentProgram:
                 break
             if i == 0:
                 p_off = self.model.off_topic_p(attempts[0].signals)
-            if p_off >= self.settings.off_topic_threshold or attempts[-1].outcome.answerable >= self.threshold:
+            if p_off >= self.settings.off_topic_threshold or attempts[-1].p_answerable >= self.threshold:
                 break
         retrieved = list(dict.fromkeys(h.chunk.chunk_id for a in attempts for h in a.result.hits))
         if self.model is None:
@@ -471,14 +471,14 @@ class AgentProgram:
                 value, level = self.reported(p_off)
                 return done(AgentAnswer(question, ABSTAIN_OFF_TOPIC, True, value, level, intent="off_topic",
                                         abstain_reason="off_topic", attempts=len(attempts),
-                                        raw_confidence=attempts[0].outcome.answerable,
+                                        raw_confidence=attempts[0].p_answerable,
                                         signals={**attempts[0].signals, "p_off_topic": round(p_off, 6)},
                                         retrieved_chunk_ids=retrieved))
-            best = max(attempts, key=lambda a: a.outcome.answerable)
-            base = dict(intent=intent, attempts=len(attempts), raw_confidence=round(best.outcome.answerable, 6),
+            best = max(attempts, key=lambda a: a.p_answerable)
+            base = dict(intent=intent, attempts=len(attempts), raw_confidence=round(best.p_answerable, 6),
                         signals={**best.signals, "p_off_topic": round(p_off, 6)}, retrieved_chunk_ids=retrieved)
-            if best.outcome.answerable < self.threshold:
-                value, level = self.reported(best.outcome.unanswerable)
+            if best.p_answerable < self.threshold:
+                value, level = self.reported(1.0 - best.p_answerable)
                 return done(AgentAnswer(question, ABSTAIN_NO_EVIDENCE, True, value, level,
                                         abstain_reason="weak_evidence", **base))
 
@@ -511,14 +511,14 @@ class AgentProgram:
                     **self.similarity(question_vector, given)}
             base["signals"] = {**base["signals"], **{k: round(v, 6) for k, v in said.items()}}
         if not citations:
-            if best.outcome is not None:
-                value, level = self.reported(best.outcome.unanswerable)
+            if best.p_answerable is not None:
+                value, level = self.reported(1.0 - best.p_answerable)
             return done(AgentAnswer(question, ABSTAIN_UNGROUNDED, True, value, level,
                                     dropped_citations=grounded.dropped, abstain_reason="ungrounded", **base))
-        if best.outcome is not None:  # a model has a vocabulary: ``said`` is set
-            p_correct = best.outcome.answerable * self.model.correct_p({**best.signals, **said})
+        if best.p_answerable is not None:  # a model has a vocabulary: ``said`` is set
+            p_correct = best.p_answerable * self.model.correct_p({**best.signals, **said})
             if p_correct < self.answer_threshold:  # what it would say is unlikely to be right
-                value, level = self.reported(best.outcome.unanswerable)
+                value, level = self.reported(1.0 - best.p_answerable)
                 return done(AgentAnswer(question, ABSTAIN_UNLIKELY, True, value, level,
                                         dropped_citations=grounded.dropped, abstain_reason="unlikely_answer", **base))
             value, level = self.reported(p_correct)
