@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -40,46 +41,56 @@ def _ranked_names(client, parent: str) -> list[str]:
     return [row.split("|")[2].strip() for row in text.splitlines() if re.match(r"^\| \d+ \|", row)]
 
 
-def _same_sweep(client, local: str, other: str) -> None:
-    """Same child runs with the same (non-timing) metrics, same ranking, same best run."""
-    local_runs, other_runs = _children(client, local), _children(client, other)
-    assert len(local_runs) == 2 and local_runs == other_runs
-    assert _ranked_names(client, other) == _ranked_names(client, local)
-    local_parent, other_parent = client.get_run(local), client.get_run(other)
-    assert other_parent.info.status == "FINISHED"
-    assert other_parent.data.tags["best_run_name"] == local_parent.data.tags["best_run_name"]
-    assert other_parent.data.metrics["sweep.n_runs"] == 2
+@dataclass(frozen=True)
+class SweepRecord:
+    """What two launchers must agree on: the child runs' (non-timing) metrics, the ranking, the best run."""
+    children: dict[str, dict[str, float]]
+    ranked: list[str]
+    best: str
 
 
-def test_a_sweep_on_a_two_node_ray_cluster(data_dir, tmp_path):
+def _record(uri: str, parent: str) -> SweepRecord:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(uri)
+    run = client.get_run(parent)
+    assert run.info.status == "FINISHED" and run.data.metrics["sweep.n_runs"] == 2
+    return SweepRecord(_children(client, parent), _ranked_names(client, parent), run.data.tags["best_run_name"])
+
+
+@pytest.fixture(scope="module")
+def local_sweep(data_dir, tmp_path_factory) -> SweepRecord:
+    """The grid swept by the one-process launcher, once for the module: the reference."""
+    tmp = tmp_path_factory.mktemp("local_sweep")
+    uri = f"sqlite:///{tmp / 'mlflow.db'}"
+    record = _record(uri, _sweep(data_dir, tmp / "sweep", uri, *GRID)[0])
+    assert len(record.children) == 2
+    return record
+
+
+def test_a_sweep_on_a_two_node_ray_cluster(data_dir, local_sweep, tmp_path):
     """`make sweep LAUNCHER=ray` against a running cluster (RAY_ADDRESS) logging to a tracking
     server: the parent/child structure holds across Ray workers and matches a local run. The two
     configs retrieve with BM25, so the launcher is what the test spends its time on, not embedding
     the corpus (`make sweep STUDY=smoke LAUNCHER=ray` was measured by hand; see the README)."""
-    from mlflow.tracking import MlflowClient
-
     with mlflow_server(tmp_path) as uri, ray_cluster(workers=2) as address:
         assert alive_ray_nodes(address) == 2
-        local, _ = _sweep(data_dir, tmp_path / "local", uri, *GRID)
         on_ray, proc = _sweep(data_dir, tmp_path / "ray", uri, *GRID, "hydra/launcher=ray_cluster",
                               env={"RAY_ADDRESS": address, **RAY_CLIENT_ENV})
         # both configs ran as Ray tasks, concurrently on the two one-CPU nodes
         assert "Ray Launcher is launching 2 jobs" in proc.stderr
         assert len(set(re.findall(r"\(_run_job pid=(\d+)", proc.stderr + proc.stdout))) == 2
-        _same_sweep(MlflowClient(uri), local, on_ray)
+        assert _record(uri, on_ray) == local_sweep
 
 
-def test_slurm_launcher_jobs_through_submitits_local_executor(data_dir, tmp_path):
+def test_slurm_launcher_jobs_through_submitits_local_executor(data_dir, local_sweep, tmp_path):
     """`LAUNCHER=slurm_local`: each config a submitit job (its own process, pickled and collected
-    as sbatch would), writing to the same store and parent run as a local sweep."""
-    from mlflow.tracking import MlflowClient
-
+    as sbatch would), writing the same runs, ranking and best run as a local sweep."""
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    local, _ = _sweep(data_dir, tmp_path / "local", uri, *GRID)
     via_submitit, _ = _sweep(data_dir, tmp_path / "submitit", uri, *GRID, "hydra/launcher=slurm_local")
     logs = list((tmp_path / "submitit" / ".submitit").rglob("*_log.err"))
     assert len(logs) == 2  # one submitit job per config
-    _same_sweep(MlflowClient(uri), local, via_submitit)
+    assert _record(uri, via_submitit) == local_sweep
 
 
 def test_unknown_launcher_is_one_line():
