@@ -251,8 +251,14 @@ def chunk_meta(chunks: list[Chunk]) -> list[dict]:
     return [{"meeting_date": c.meeting_date, "doc_type": c.doc_type} for c in chunks]
 
 
+def chunk_meta_key(chunks: list[Chunk]) -> str:
+    """The hash of what an index stores beside the vectors or terms (chunk_meta): part of its
+    cache key, so that passages re-dated with the same text are not filtered by their old dates."""
+    return texts_key([f"{c.meeting_date}|{c.doc_type}" for c in chunks])
+
+
 def build_vector_index(index, vectors: np.ndarray, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo):
-    key = content_key("index", info.keys["embeddings"], index.fingerprint(include_search=False))
+    key = content_key("index", info.keys["embeddings"], chunk_meta_key(chunks), index.fingerprint(include_search=False))
 
     def build(tmp: Path) -> None:
         index.build(vectors, chunk_meta(chunks))
@@ -276,7 +282,8 @@ def attach_token_store(reranker, chunks: list[Chunk], cache: ArtifactCache, info
 
 
 def build_bm25(bm25, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo):
-    key = content_key("bm25", texts_key([c.text for c in chunks]), bm25.fingerprint(include_search=False))
+    key = content_key("bm25", texts_key([c.text for c in chunks]), chunk_meta_key(chunks),
+                      bm25.fingerprint(include_search=False))
 
     def build(tmp: Path) -> None:
         bm25.build([c.text for c in chunks], chunk_meta(chunks))

@@ -111,3 +111,31 @@ def test_content_key_accepts_undecodable_text():
     """argv with invalid UTF-8 arrives as surrogate escapes; hashing it must not raise."""
     bad = b"rates \xff in 2022".decode("utf-8", "surrogateescape")
     assert content_key("q", bad) != content_key("q", "rates  in 2022")
+
+
+@pytest.mark.parametrize("kind", ["bm25", "index"])
+def test_an_index_is_rebuilt_when_only_its_passages_dates_change(tmp_path, kind):
+    """An index stores each passage's meeting date and type for its filters: passages re-dated with
+    the same text (fedlab.corpus.recorded) must not be filtered by the dates they had."""
+    from fedlab.chunking.chunk import Chunk
+    from fedlab.index.bm25 import BM25Index
+    from fedlab.index.exact import ExactIndex
+    from fedlab.index.filter import MetadataFilter
+    from fedlab.pipeline import BuildInfo, build_bm25, build_vector_index
+
+    texts = ["the committee lowered the target range", "participants supported a reduction of 50 basis points"]
+    chunks = [Chunk(f"c{i}", "minutes-2020-03-15", "minutes", "2020-03-15", None, 0, len(t), t, t)
+              for i, t in enumerate(texts)]
+    redated = [chunks[0], Chunk(**{**vars(chunks[1]), "meeting_date": "2020-03-03"})]
+    cache, vectors = ArtifactCache(tmp_path), np.eye(2, 8, dtype=np.float32)
+    on_march_3 = MetadataFilter(date_from="2020-03-03", date_to="2020-03-03")
+
+    def build(passages):
+        info = BuildInfo(keys={"embeddings": "same-vectors"})
+        if kind == "bm25":
+            return build_bm25(BM25Index(), passages, cache, info).search("reduction basis points", 2, on_march_3)
+        return build_vector_index(ExactIndex(), vectors, passages, cache, info).search(vectors[1], 2, on_march_3)
+
+    assert [i for i, _ in build(chunks)] == []
+    assert [i for i, _ in build(redated)] == [1]
+    assert cache.stats[f"{kind}.miss"] == 2

@@ -72,8 +72,15 @@ def test_tokenizer_adapter_is_untruncated_and_without_special_tokens(tokenizer, 
     assert all(a < b for a, b in spans) and spans == sorted(spans)
 
 
+@pytest.fixture(scope="module")
+def recorded(documents):
+    from fedlab.corpus.recorded import recorded_meetings
+
+    return recorded_meetings(documents)
+
+
 @pytest.mark.parametrize("name", list(DEFAULTS))
-def test_offsets_round_trip_and_metadata(name, results, by_id):
+def test_offsets_round_trip_and_metadata(name, results, by_id, recorded):
     fp = DEFAULTS[name].fingerprint()
     chunks = results[name].chunks
     assert len({c.chunk_id for c in chunks}) == len(chunks)
@@ -81,7 +88,8 @@ def test_offsets_round_trip_and_metadata(name, results, by_id):
         doc = by_id[c.doc_id]
         assert doc.text[c.start:c.end] == c.text
         assert c.text == c.text.strip() and c.text
-        assert (c.doc_type, c.meeting_date) == (doc.doc_type, doc.meeting_date)
+        # a passage of a section recording another meeting is that meeting's (fedlab.corpus.recorded)
+        assert (c.doc_type, c.meeting_date) == (doc.doc_type, recorded.get(doc.doc_id, {}).get(c.section, doc.meeting_date))
         assert c.chunk_id == make_chunk_id(doc.doc_id, c.start, c.end, fp)
     # No text is dropped: every word of every document lies inside some chunk.
     spans: dict[str, list[tuple[int, int]]] = {}
@@ -182,16 +190,28 @@ def test_contextual_line_goes_to_embed_text_only(results, by_id):
     chunks = results["contextual"].chunks
     for c in chunks:
         doc = by_id[c.doc_id]
-        line = chunker.context_line(doc, c.section)
+        line = chunker.context_line(doc, c.section, c.meeting_date)
         assert c.embed_text == f"{line}\n{c.text}"
         assert not c.text.startswith(line)
-        assert line.startswith(f"{doc.title} | {doc.meeting_date}")
+        assert line.startswith(f"{doc.title} | {c.meeting_date}")
     with_section = next(c for c in chunks if c.section)
     assert chunker.context_line(by_id[with_section.doc_id], with_section.section).endswith(f"| {with_section.section}")
     statement = next(c for c in chunks if c.doc_type == "statement")
     assert statement.embed_text.split("\n", 1)[0] == f"{by_id[statement.doc_id].title} | {statement.meeting_date}"
     custom = ContextualChunker(template="[{doc_type}] {section}", no_section="General")
     assert custom.context_line(by_id[statement.doc_id], None) == "[statement] General"
+
+
+@pytest.mark.parametrize("name", list(DEFAULTS))
+def test_the_minutes_record_of_another_meeting_is_dated_by_that_meeting(name, results, by_id):
+    """The minutes of March 15, 2020 close with the record of the March 2 videoconference, whose
+    cut the statement of March 3 announced; its passages are that meeting's, and only they are."""
+    chunks = [c for c in results[name].chunks if c.doc_id == "minutes-2020-03-15"]
+    recorded = [c for c in chunks if c.section == "Videoconference meeting of March 2"]
+    assert recorded and {c.meeting_date for c in recorded} == {"2020-03-03"} and "statement-2020-03-03" in by_id
+    assert {c.meeting_date for c in chunks if c not in recorded} == {"2020-03-15"}
+    if name == "contextual":
+        assert all(c.embed_text.startswith("FOMC minutes, March 15, 2020 | 2020-03-03 |") for c in recorded)
 
 
 def test_chunk_ids_stable_across_processes(documents, tokenizer, tmp_path, model_dir):

@@ -5,7 +5,7 @@ import hashlib
 import json
 import time
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from typing import ClassVar, Iterable
 
 from fedlab.chunking.chunk import Chunk, make_chunk_id
@@ -13,10 +13,12 @@ from fedlab.chunking.splitting import WORD_RE, TokenIndex
 from fedlab.chunking.stats import ChunkingStats
 from fedlab.chunking.tokenizers import TokenCounter, content_capacity, token_spans_many, tokenizer_fingerprint
 from fedlab.corpus.document import Document
+from fedlab.corpus.recorded import recorded_meetings
 from fedlab.errors import FedlabError
 
 # Bump when the splitting algorithm changes, so cached chunks keyed on fingerprints are rebuilt.
-ALGORITHM_VERSION = 1
+# 2: a chunk in a minutes section recording another meeting is dated by that meeting (fedlab.corpus.recorded)
+ALGORITHM_VERSION = 2
 
 
 @dataclass
@@ -35,6 +37,12 @@ class DocContext:
     tokens: TokenIndex
     word_starts: list[int]
     tokenizer: TokenCounter
+    section_meetings: dict[str, str] = field(default_factory=dict)  # section title -> the meeting it records
+
+    def meeting_of(self, section: str | None) -> str:
+        """The meeting a passage of ``section`` belongs to: the document's, unless the section
+        records another (fedlab.corpus.recorded)."""
+        return self.section_meetings.get(section, self.doc.meeting_date) if section else self.doc.meeting_date
 
 
 class Chunker(ABC):
@@ -54,12 +62,15 @@ class Chunker(ABC):
         t0 = time.perf_counter()
         docs = list(docs)
         all_spans = token_spans_many(tokenizer, [d.text for d in docs])
+        recorded = recorded_meetings(docs)
         chunks: list[Chunk] = []
         counts: list[int] = []
         for doc, spans in zip(docs, all_spans):
-            ctx = DocContext(doc, TokenIndex(spans), [m.start() for m in WORD_RE.finditer(doc.text)], tokenizer)
+            ctx = DocContext(doc, TokenIndex(spans), [m.start() for m in WORD_RE.finditer(doc.text)], tokenizer,
+                             recorded.get(doc.doc_id, {}))
             for chunk, n_tokens in self.chunk_document(ctx):
-                chunks.append(chunk)
+                meeting = ctx.meeting_of(chunk.section)
+                chunks.append(chunk if meeting == chunk.meeting_date else replace(chunk, meeting_date=meeting))
                 counts.append(n_tokens)
         stats = ChunkingStats.compute(
             chunks, counts, len(docs), int(tokenizer.max_seq_length), content_capacity(tokenizer),

@@ -38,9 +38,10 @@ class ContextualChunker(SectionChunker):
                 f"use only the fields {', '.join('{' + f + '}' for f in TEMPLATE_FIELDS)}"
             ) from None
 
-    def context_line(self, doc: Document, section: str | None) -> str:
+    def context_line(self, doc: Document, section: str | None, meeting_date: str | None = None) -> str:
+        """``meeting_date``: the passage's meeting when its section records another than the document's."""
         line = self.template.format(
-            title=doc.title, doc_type=doc.doc_type, meeting_date=doc.meeting_date,
+            title=doc.title, doc_type=doc.doc_type, meeting_date=meeting_date or doc.meeting_date,
             section=section if section is not None else self.no_section,
         )
         return line.rstrip(_DANGLING) if section is None and not self.no_section else line
@@ -49,7 +50,7 @@ class ContextualChunker(SectionChunker):
         line_tokens: dict[str, int] = {}
         out = []
         for plain, n_text in super().chunk_document(ctx):
-            line = self.context_line(ctx.doc, plain.section)
+            line = self.context_line(ctx.doc, plain.section, ctx.meeting_of(plain.section))
             if line not in line_tokens:
                 line_tokens[line] = len(ctx.tokenizer.token_spans(line))
             chunk = self.make_chunk(ctx.doc, plain.start, plain.end, plain.section, embed_text=f"{line}\n{plain.text}")
