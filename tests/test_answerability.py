@@ -516,7 +516,8 @@ def test_constant_model_probabilities():
 def test_a_feature_the_model_reads_is_never_silently_zero():
     """A feature a head reads but the caller did not compute raises, naming it; only the answer's
     similarity may be absent (no embedder), and is then read as the value it was fitted around."""
-    head = LogisticHead(["wrong", "correct"], ["n_terms", SIMILARITY_FEATURE], [5.0, 0.4], [2.0, 0.1], [[0.5, 1.0]], [0.2])
+    head = LogisticHead(["wrong", "correct"], ["n_terms", SIMILARITY_FEATURE], [5.0, 0.4], [2.0, 0.1], [[0.5, 1.0]],
+                        [0.2])
     m = constant_model(0.6, 0.2, 0.1, 0.5)
     m.correctness = head
     with pytest.raises(ValueError, match="reads n_terms, which the features lack"):

@@ -89,7 +89,8 @@ def test_offsets_round_trip_and_metadata(name, results, by_id, recorded):
         assert doc.text[c.start:c.end] == c.text
         assert c.text == c.text.strip() and c.text
         # a passage of a section recording another meeting is that meeting's (fedlab.corpus.recorded)
-        assert (c.doc_type, c.meeting_date) == (doc.doc_type, recorded.get(doc.doc_id, {}).get(c.section, doc.meeting_date))
+        meeting = recorded.get(doc.doc_id, {}).get(c.section, doc.meeting_date)
+        assert (c.doc_type, c.meeting_date) == (doc.doc_type, meeting)
         assert c.chunk_id == make_chunk_id(doc.doc_id, c.start, c.end, fp)
     # No text is dropped: every word of every document lies inside some chunk.
     spans: dict[str, list[tuple[int, int]]] = {}

@@ -27,7 +27,8 @@ def test_a_title_names_its_meetings_date(title, meeting, expected):
 
 
 def test_a_recorded_meeting_is_dated_by_the_decision_that_followed_it():
-    minutes = _doc("minutes", "2020-03-15", "Committee Policy Action", "Notation Vote", "Videoconference meeting of March 2")
+    minutes = _doc("minutes", "2020-03-15", "Committee Policy Action", "Notation Vote",
+                   "Videoconference meeting of March 2")
     late = _doc("minutes", "2019-10-30", "Videoconference meeting of October 4, 2019")
     alone = _doc("minutes", "2021-06-16", "Conference call of May 1")  # no decision in the corpus within days of it
     docs = [minutes, late, alone, _doc("statement", "2020-03-03"), _doc("statement", "2020-03-15"),

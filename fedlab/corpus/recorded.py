@@ -18,8 +18,9 @@ from typing import Iterable
 
 from fedlab.corpus.document import Document
 
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
-           "november", "december")
+_MONTH_NUMBER = {name[:3]: i for i, name in enumerate(
+    ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november",
+     "december"), start=1)}  # English whatever the locale: the site's
 # "Videoconference meeting of March 2", "Conference Call of December 16, 2019", "Meeting held on May 9"
 RECORD_TITLE = re.compile(
     r"^(?:(?:videoconference|telephone|conference)\s+(?:meeting|call)|conference\s+call|meeting)"
@@ -32,9 +33,9 @@ def titled_date(title: str, doc: Document) -> str | None:
     """The ISO date a section title names as its meeting's, the year (when the title has none)
     that of the document, or the year before for a month after the document's; None for other titles."""
     m = RECORD_TITLE.match(" ".join(title.split()))
-    if m is None or m.group("month").lower()[:3] not in {name[:3] for name in _MONTHS}:
+    month = _MONTH_NUMBER.get(m.group("month").lower()[:3]) if m is not None else None
+    if month is None:
         return None
-    month = next(i for i, name in enumerate(_MONTHS, start=1) if name[:3] == m.group("month").lower()[:3])
     held = date.fromisoformat(doc.meeting_date)
     year = int(m.group("year")) if m.group("year") else held.year - (month > held.month)
     try:
