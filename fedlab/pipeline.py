@@ -254,7 +254,7 @@ def chunk_meta(chunks: list[Chunk]) -> list[dict]:
 def chunk_meta_key(chunks: list[Chunk]) -> str:
     """The hash of what an index stores beside the vectors or terms (chunk_meta): part of its
     cache key, so that passages re-dated with the same text are not filtered by their old dates."""
-    return texts_key([f"{c.meeting_date}|{c.doc_type}" for c in chunks])
+    return content_key(chunk_meta(chunks))
 
 
 def build_vector_index(index, vectors: np.ndarray, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo):

@@ -5,7 +5,7 @@ import hashlib
 import json
 import time
 from abc import ABC, abstractmethod
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from typing import ClassVar, Iterable
 
 from fedlab.chunking.chunk import Chunk, make_chunk_id
@@ -42,7 +42,7 @@ class DocContext:
     def meeting_of(self, section: str | None) -> str:
         """The meeting a passage of ``section`` belongs to: the document's, unless the section
         records another (fedlab.corpus.recorded)."""
-        return self.section_meetings.get(section, self.doc.meeting_date) if section else self.doc.meeting_date
+        return self.section_meetings.get(section, self.doc.meeting_date)
 
 
 class Chunker(ABC):
@@ -69,8 +69,7 @@ class Chunker(ABC):
             ctx = DocContext(doc, TokenIndex(spans), [m.start() for m in WORD_RE.finditer(doc.text)], tokenizer,
                              recorded.get(doc.doc_id, {}))
             for chunk, n_tokens in self.chunk_document(ctx):
-                meeting = ctx.meeting_of(chunk.section)
-                chunks.append(chunk if meeting == chunk.meeting_date else replace(chunk, meeting_date=meeting))
+                chunks.append(chunk)
                 counts.append(n_tokens)
         stats = ChunkingStats.compute(
             chunks, counts, len(docs), int(tokenizer.max_seq_length), content_capacity(tokenizer),
@@ -83,15 +82,16 @@ class Chunker(ABC):
         """Chunks of one document, each with the token count of its embed_text."""
 
     def make_chunk(
-        self, doc: Document, start: int, end: int, section: str | None, embed_text: str | None = None,
+        self, ctx: DocContext, start: int, end: int, section: str | None, embed_text: str | None = None,
         parent: tuple[int, int] | None = None,
     ) -> Chunk:
+        doc = ctx.doc
         text = doc.text[start:end]
         return Chunk(
             chunk_id=make_chunk_id(doc.doc_id, start, end, self.fingerprint()),
             doc_id=doc.doc_id,
             doc_type=doc.doc_type,
-            meeting_date=doc.meeting_date,
+            meeting_date=ctx.meeting_of(section),
             section=section,
             start=start,
             end=end,

@@ -50,9 +50,9 @@ class ContextualChunker(SectionChunker):
         line_tokens: dict[str, int] = {}
         out = []
         for plain, n_text in super().chunk_document(ctx):
-            line = self.context_line(ctx.doc, plain.section, ctx.meeting_of(plain.section))
+            line = self.context_line(ctx.doc, plain.section, plain.meeting_date)
             if line not in line_tokens:
                 line_tokens[line] = len(ctx.tokenizer.token_spans(line))
-            chunk = self.make_chunk(ctx.doc, plain.start, plain.end, plain.section, embed_text=f"{line}\n{plain.text}")
+            chunk = self.make_chunk(ctx, plain.start, plain.end, plain.section, embed_text=f"{line}\n{plain.text}")
             out.append((chunk, line_tokens[line] + n_text))
         return out

@@ -30,7 +30,7 @@ class RecursiveChunker(Chunker):
         for lo, hi, _ in self.regions(ctx):
             for start, end in split_span(ctx.doc.text, lo, hi, self.size, self.overlap, ctx.tokens, ctx.word_starts):
                 section = majority_section(ctx.doc, start, end)
-                out.append((self.make_chunk(ctx.doc, start, end, section), ctx.tokens.count(start, end)))
+                out.append((self.make_chunk(ctx, start, end, section), ctx.tokens.count(start, end)))
         return out
 
 

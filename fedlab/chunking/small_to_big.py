@@ -36,6 +36,6 @@ class SmallToBigChunker(Chunker):
         for lo, hi, section in section_regions(ctx.doc):
             for p_start, p_end in split_span(text, lo, hi, self.parent_size, 0, tokens, words):
                 for start, end in split_span(text, p_start, p_end, self.size, self.overlap, tokens, words):
-                    chunk = self.make_chunk(ctx.doc, start, end, section, parent=(p_start, p_end))
+                    chunk = self.make_chunk(ctx, start, end, section, parent=(p_start, p_end))
                     out.append((chunk, tokens.count(start, end)))
         return out
