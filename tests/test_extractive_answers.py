@@ -101,6 +101,16 @@ def test_administered_rate_path_gives_first_value_changes_and_last_in_date_order
     assert_grounds(answer, len(passages))
 
 
+def test_two_meetings_in_one_month_are_told_apart_by_their_day():
+    passages = [passage(1, "2020-01-29", iorb_note("1.60"), kind="minutes"),
+                passage(2, "2020-03-03", iorb_note("1.10"), kind="minutes"),
+                passage(3, "2020-03-15", iorb_note("0.10"), kind="minutes")]
+    answer = synthesize_answer("How did the interest rate on reserve balances move in 2020?", passages)["answer"]
+    assert answer == ("The interest rate on reserve balances was 1.60 percent in January 2020 [Source 1]; lowered to "
+                      "1.10 percent on March 3, 2020 [Source 2]; lowered to 0.10 percent on March 15, 2020 [Source 3]."), \
+        answer
+
+
 def test_administered_rate_path_needs_a_named_rate_several_meetings_and_two_values():
     passages = [passage(1, "2019-07-31", iorb_note("2.10"), kind="minutes"),
                 passage(2, "2019-09-18", iorb_note("1.80"), kind="minutes")]

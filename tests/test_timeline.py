@@ -399,6 +399,16 @@ def test_administered_rates_from_the_implementation_notes(timeline, by_id):
             assert float(a.value.text(by_id).split()[0]) == value
             assert a.sentence.start <= a.value.start and a.value.end <= a.sentence.end
     assert "primary credit rate" in _rate(timeline, "2019-07-31", "primary_credit").sentence.text(by_id)
+    # a meeting recorded in later minutes is read there: the March 3, 2020 cut has no minutes of its
+    # own and its statement no implementation note; "Videoconference meeting of March 2" in the
+    # minutes of March 15 says "... to lower the interest rate paid on required and excess reserve
+    # balances to 1.10 percent and to approve a 1/2 percentage point decrease in the primary credit
+    # rate to 1.75 percent"
+    march_3 = {rate: _rate(timeline, "2020-03-03", rate) for rate in ADMINISTERED_RATES}
+    assert {rate: a.percent for rate, a in march_3.items()} == {"reserves": 1.10, "on_rrp": 1.00,
+                                                                "primary_credit": 1.75}
+    assert {a.sentence.doc_id for a in march_3.values()} == {"minutes-2020-03-15"}
+    assert "1.75 percent" in march_3["primary_credit"].sentence.text(by_id)
     # a meeting with no implementation note (the framework statement of August 2020) states none
     assert timeline.by_date("2020-08-27").administered == []
 

@@ -39,7 +39,11 @@ General rules, not per-date facts:
   interest rate paid on (required and excess) reserve balances, the ON RRP offering rate and the
   primary credit rate (:data:`ADMINISTERED_RATES`) — "voted … to raise the interest rate paid on
   reserve balances to 5.4 percent", "… at an offering rate of 5.3 percent", "… in the primary
-  credit rate to 5.5 percent". One value per rate and meeting, the first in the text.
+  credit rate to 5.5 percent". One value per rate and meeting, the first in the text. A meeting
+  recorded in a later meeting's minutes (fedlab.corpus.recorded: "Videoconference meeting of
+  March 2" in the minutes of March 15, 2020) is read in that record too, after its own minutes'
+  policy-action section and before its statement: the March 3, 2020 cut has no minutes of its own,
+  and its statement no implementation note.
 """
 from __future__ import annotations
 
@@ -49,8 +53,9 @@ from datetime import datetime
 from typing import Iterable, Iterator
 
 from fedlab.corpus.document import Document
+from fedlab.corpus.recorded import recorded_meetings
 
-TIMELINE_VERSION = 3
+TIMELINE_VERSION = 4
 DIRECTIONS = ("raise", "cut", "hold")
 BALANCE_SHEET_ACTIONS = {
     "reserve_purchases_begun": "purchases of Treasury bills to keep reserves ample (technical, not a stance change)",
@@ -693,6 +698,7 @@ def build_timeline(documents: Iterable[Document]) -> Timeline:
     for d in docs:
         by_date.setdefault(d.meeting_date, []).append(d)
     evidence = scheduled_evidence([d for d in docs if d.doc_type == "minutes"])
+    records = recorded_regions(docs)
     state = _BalanceSheetState()
     previous: Decision | None = None
     meetings: list[Meeting] = []
@@ -743,7 +749,9 @@ def build_timeline(documents: Iterable[Document]) -> Timeline:
             date=date, documents=[d.doc_id for d in group], label=label, scheduled=scheduled,
             scheduled_span=sched_span, notation_vote=notation, notation_span=notation_span,
             is_decision=decision is not None, decision=decision, notes=notes,
-            administered=find_administered([d for d in (minutes, statement) if d is not None]),
+            administered=find_administered(
+                ([(minutes, policy_section(minutes))] if minutes is not None else []) + records.get(date, [])
+                + ([(statement, (0, len(statement.text)))] if statement is not None else [])),
         ))
     return Timeline(meetings)
 
@@ -760,12 +768,24 @@ def rates_set_in(text: str, start: int = 0, end: int | None = None,
     return found
 
 
-def find_administered(documents: list[Document]) -> list[AdministeredRate]:
-    """The administered rates a meeting's implementation note sets (module docstring), read from
-    each document's policy-action section (a whole statement), in the order given."""
+def recorded_regions(docs: list[Document]) -> dict[str, list[tuple[Document, tuple[int, int]]]]:
+    """Meeting date -> the minutes sections that record it in another meeting's minutes, as
+    (document, section span), in document order (fedlab.corpus.recorded)."""
+    by_id = {d.doc_id: d for d in docs}
+    out: dict[str, list[tuple[Document, tuple[int, int]]]] = {}
+    for doc_id, titles in recorded_meetings(docs).items():
+        doc = by_id[doc_id]
+        for sec in doc.sections:
+            if sec.title in titles:
+                out.setdefault(titles[sec.title], []).append((doc, (sec.start, sec.end)))
+    return out
+
+
+def find_administered(regions: list[tuple[Document, tuple[int, int] | None]]) -> list[AdministeredRate]:
+    """The administered rates a meeting's implementation note sets (module docstring), read in
+    each (document, region) in the order given; a region of None is skipped."""
     found: dict[str, AdministeredRate] = {}
-    for doc in documents:
-        region = policy_section(doc) if doc.doc_type == "minutes" else (0, len(doc.text))
+    for doc, region in regions:
         if region is None:
             continue
         missing = [rate for rate in ADMINISTERED_RATES if rate not in found]

@@ -16,7 +16,7 @@ found state, not that nothing happened in between. Fewer than two meetings found
 from __future__ import annotations
 
 from fedlab.corpus.timeline import ADMINISTERED_RATES, rates_named, rates_set_in
-from fedlab.lm.rate_path import cite_sources, meeting_labels, passage_head
+from fedlab.lm.rate_path import cite_sources, in_label, meeting_labels, passage_head
 
 
 def read_rate(rate: str, passages: list[str]) -> dict[str, tuple[float, str, int]]:
@@ -38,13 +38,13 @@ def _path(rate: str, values: dict[str, tuple[float, str, int]]) -> str:
     labels = meeting_labels(dates)
     name = ADMINISTERED_RATES[rate][0]
     first = values[dates[0]]
-    clauses = [f"{name[0].upper()}{name[1:]} was {first[1]} in {labels[dates[0]]} {cite_sources([first[2]])}"]
+    clauses = [f"{name[0].upper()}{name[1:]} was {first[1]} {in_label(labels[dates[0]])} {cite_sources([first[2]])}"]
     last_change = dates[0]
     for before, date in zip(dates, dates[1:]):
         was, now = values[before], values[date]
         if now[0] != was[0]:
             verb = "raised" if now[0] > was[0] else "lowered"
-            clauses.append(f"{verb} to {now[1]} in {labels[date]} {cite_sources([now[2]])}")
+            clauses.append(f"{verb} to {now[1]} {in_label(labels[date])} {cite_sources([now[2]])}")
             last_change = date
     last = values[dates[-1]]
     if last_change != dates[-1]:

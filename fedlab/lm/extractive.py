@@ -104,7 +104,7 @@ from fedlab.corpus.timeline import asks_about_votes
 from fedlab.lm.administered_path import administered_path_answer
 from fedlab.lm.answer_types import asked_types, held_types
 from fedlab.lm.balance_sheet_record import balance_sheet_answer, is_balance_sheet_record, recorded_sentences
-from fedlab.lm.rate_path import HEAD_DATE, meeting_labels, rate_path_answer
+from fedlab.lm.rate_path import HEAD_DATE, in_label, meeting_labels, rate_path_answer
 from fedlab.lm.said_runs import said_answer, split_said
 from fedlab.lm.vote_record import ROSTER, VOTE_SENTENCE, is_vote_record, vote_record_answer
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
@@ -471,7 +471,7 @@ def _changes(scored: list, best_other: float) -> str:
     labels = meeting_labels(sorted({d for pair in pairs for d in pair}))
     out = []
     for earlier, later in sorted(pairs, key=lambda p: (p[1], p[0])):
-        for kind, lead in (("new", f"New in {labels[later]} (since {labels[earlier]})"),
+        for kind, lead in (("new", f"New {in_label(labels[later])} (since {labels[earlier]})"),
                            ("dropped", f"Dropped from {labels[earlier]} (by {labels[later]})")):
             chosen = [c for *_, c in sorted(pairs[(earlier, later)][kind],
                                             key=lambda esc: (-esc[0], -esc[1], esc[2][1]))[:per_side]]

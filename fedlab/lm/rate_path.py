@@ -271,6 +271,11 @@ def meeting_labels(dates: list[str]) -> dict[str, str]:
     return {d: _month_label(d, months.count(d[:7]) > 1) for d in dates}
 
 
+def in_label(label: str) -> str:
+    """The label after its preposition: "on March 3, 2020" (a day), "in March 2020" (a month)."""
+    return f"on {label}" if "," in label else f"in {label}"
+
+
 def cite_sources(sources: list[int]) -> str:
     unique = list(dict.fromkeys(sources))
     return "[" + ", ".join(f"Source {n}" for n in unique) + "]"
@@ -420,7 +425,7 @@ def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, 
         summary += f", to {range_text(*end)}"
     peak = max(steps, key=lambda s: (s.decision.high, s.decision.date))
     if moves["raise"] and (peak.decision.low, peak.decision.high) != end:
-        summary += f", peaking at {range_text(peak.decision.low, peak.decision.high)} in {labels[peak.decision.date]}"
+        summary += f", peaking at {range_text(peak.decision.low, peak.decision.high)} {in_label(labels[peak.decision.date])}"
     summary += f" {cite_sources(summary_sources)}."
     size = asked_size(question) if kind == "which" else None
     if size is not None:
@@ -431,7 +436,7 @@ def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, 
             listed = dates[0] if len(dates) == 1 else ", ".join(dates[:-1]) + " and " + dates[-1]
             unsized = any(s.change_bp is None for s in moves["raise"] + moves["cut"])
             among = " (of the moves whose size the sources show)" if unsized else ""
-            summary += (f" The moves of {bp_text(size)} ({points_text(size)}){among} were in {listed} "
+            summary += (f" The moves of {bp_text(size)} ({points_text(size)}){among} were {in_label(listed)} "
                         f"{cite_sources([s.decision.source for s in matching])}.")
     if len(holds) and kind == "count":
         n = len(holds)

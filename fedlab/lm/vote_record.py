@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 
 from fedlab.corpus.timeline import AGAINST_RE, FOR_RE, VOTE_SECTION, WHO_RE, list_after, listed_voters, split_names
-from fedlab.lm.rate_path import cite_sources, in_section, meeting_labels, passage_head
+from fedlab.lm.rate_path import cite_sources, in_label, in_section, meeting_labels, passage_head
 
 FULL_LINES = 3  # meetings that each get a line whatever their vote
 ABSENT_RE = re.compile(r"Absent and not voting (?:was|were)\s+")
@@ -120,5 +120,5 @@ def _rotation(first: str, last: str, votes: dict[str, MeetingVote], labels: dict
     cite = cite_sources([votes[first].source, votes[last].source])
     joined = [n for n in after if n not in before] or ["nobody"]
     left = [n for n in before if n not in after] or ["nobody"]
-    return (f"Voting in {labels[last]} but not in {labels[first]}: {', '.join(joined)}; voting in {labels[first]} "
-            f"but not in {labels[last]}: {', '.join(left)} {cite}.")
+    return (f"Voting {in_label(labels[last])} but not {in_label(labels[first])}: {', '.join(joined)}; "
+            f"voting {in_label(labels[first])} but not {in_label(labels[last])}: {', '.join(left)} {cite}.")
