@@ -477,6 +477,30 @@ def test_a_vote_question_is_answered_from_the_timelines_vote_records(events_sear
     assert not without.answer.startswith("March 2022:")
 
 
+def test_a_vote_question_naming_a_recorded_dissenter_is_answerable_whatever_the_model_says(events_search):
+    """The timeline records who dissented when: a question about votes that names a member who
+    dissented at a meeting in its range is answered (P(answerable) 1, P(correct) the model's) where
+    the model alone abstains; one naming a member who did not dissent there is the model's call."""
+    from test_answerability import constant_model
+
+    doubtful = constant_model(p_correct=0.3, p_wrong=0.1, p_off=0.01, threshold=0.9)  # P(answerable) 0.4
+
+    def ask(question: str, **settings):
+        return AgentProgram(events_search, ExtractiveBackend(), AgentSettings(**settings), model=doubtful)(question)
+
+    a = ask("Why did James Bullard dissent at the March 2022 meeting?")
+    assert not a.abstained and a.raw_confidence == 1.0 and a.attempts == 1, a.answer
+    assert a.confidence == pytest.approx(0.75)  # P(correct | answerable)
+    assert_grounded(a)
+    assert "James Bullard, who preferred at this meeting to raise the target range" in a.answer, a.answer
+    for question, settings in [(a.question, {"recorded_dissents": False}),
+                               ("Why did James Bullard dissent at the May 2022 meeting?", {}),  # he did not, then
+                               ("Why did Jerome Powell dissent at the March 2022 meeting?", {}),
+                               ("What did James Bullard say in March 2022?", {})]:  # not about votes
+        b = ask(question, **settings)
+        assert b.abstained and b.abstain_reason == "weak_evidence" and b.raw_confidence == pytest.approx(0.4), question
+
+
 def test_a_balance_sheet_question_is_answered_from_the_timelines_actions(events_search):
     """The agent hands the backend each balance-sheet action in range with the sentences detailing
     it; the answer opens with them, cited to the statement."""

@@ -202,6 +202,17 @@ def test_september_2024_50_bp_cut_with_a_dissent_for_25(timeline, by_id):
         ("Michelle W. Bowman", "cut", -25)]
 
 
+def test_dissents_named_by_surname_in_a_date_range(timeline):
+    named = timeline.dissents_named("Why did Esther George dissent, and did Rosengren?", "2019-07-01", "2019-10-31")
+    assert [(m.date, x.name) for m, x in named] == [
+        ("2019-07-31", "Esther L. George"), ("2019-07-31", "Eric S. Rosengren"), ("2019-09-18", "Esther L. George"),
+        ("2019-09-18", "Eric S. Rosengren"), ("2019-10-30", "Esther L. George"), ("2019-10-30", "Eric S. Rosengren")]
+    assert timeline.dissents_named("Why did Powell dissent?") == []  # the Chair never did
+    assert timeline.dissents_named("Why did george dissent in July 2019?", "2019-07-01", "2019-07-31") == []
+    bullard = timeline.dissents_named("Bullard's dissent", "2022-01-01", "2022-12-31")
+    assert [x.name for _, x in bullard] == ["James Bullard"]
+
+
 def test_dissents_over_something_else_than_the_rate(timeline):
     # 2025-03-19: Waller "supported no change for the federal funds target range but preferred to
     # continue the current pace of decline in securities holdings"

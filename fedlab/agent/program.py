@@ -12,6 +12,11 @@ Decisions (FedQuery's workflow, made explicit):
   model's threshold is retried with a reformulated query, at most ``max_reformulations`` times,
   and the agent abstains when no attempt reaches it. The attempt most likely answerable is
   answered from.
+- a question about votes naming a member whom the meeting timeline records as dissenting at a
+  meeting in its range is answerable (``recorded_dissents``): the documents hold that dissent and
+  the reasons given for it — a fact about them, like their coverage. Its P(answerable) is 1. The
+  question head otherwise reads a question that names a person much like one about a person's own
+  words (a speech, a transcript), which the documents never hold.
 - an answer left with no valid citation after validation is not grounded: the agent abstains.
 - a grounded answer whose P(correct) — read from the answer itself — is below the model's answer
   threshold is withheld: the agent abstains rather than say what is likely wrong.
@@ -25,7 +30,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Iterable
 
@@ -308,6 +313,17 @@ class AgentProgram:
                 out.append((Hit(chunk, 0.0), (span.start, span.end), section))
         return out
 
+    def records_dissent(self, question: str, hint: DateHint | None) -> bool:
+        """Whether ``question`` asks about votes and names a member whom the searcher's meeting
+        timeline records as dissenting at a meeting in its date range (any meeting, undated)."""
+        from fedlab.corpus.timeline import asks_about_votes
+
+        timeline = getattr(self.search_access.searcher, "timeline", None)
+        if not self.settings.recorded_dissents or timeline is None or not asks_about_votes(question):
+            return False
+        lo, hi = (hint.date_from, hint.date_to) if hint is not None else (None, None)
+        return bool(timeline.dissents_named(question, lo, hi))
+
     def vote_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question about votes (fedlab.corpus.timeline.asks_about_votes) with a bounded date
         range: the vote record of each policy meeting in it (who voted for, who against and what
@@ -442,6 +458,7 @@ class AgentProgram:
             if self.model is not None and self.model.reads_questions:
                 asked.update(self.model.question_features(question_vector))
         attempts: list[_Attempt] = []
+        recorded = self.records_dissent(question, hint)
         p_off = None  # P(off topic), from the first search
         query = question
         for i in range(int(self.settings.max_reformulations) + 1 if self.model is not None else 1):
@@ -458,7 +475,7 @@ class AgentProgram:
                 break
             if i == 0:
                 p_off = self.model.off_topic_p(attempts[0].signals)
-            if p_off >= self.settings.off_topic_threshold or attempts[-1].p_answerable >= self.threshold:
+            if p_off >= self.settings.off_topic_threshold or recorded or attempts[-1].p_answerable >= self.threshold:
                 break
         retrieved = list(dict.fromkeys(h.chunk.chunk_id for a in attempts for h in a.result.hits))
         if self.model is None:
@@ -475,6 +492,8 @@ class AgentProgram:
                                         signals={**attempts[0].signals, "p_off_topic": round(p_off, 6)},
                                         retrieved_chunk_ids=retrieved))
             best = max(attempts, key=lambda a: a.p_answerable)
+            if recorded:
+                best = replace(best, p_answerable=1.0)
             base = dict(intent=intent, attempts=len(attempts), raw_confidence=round(best.p_answerable, 6),
                         signals={**best.signals, "p_off_topic": round(p_off, 6)}, retrieved_chunk_ids=retrieved)
             if best.p_answerable < self.threshold:

@@ -247,6 +247,14 @@ class Timeline:
                 and (direction is None or m.decision.direction == direction)
                 and (scheduled is None or m.scheduled == scheduled)]
 
+    def dissents_named(self, text: str, lo: str | None = None, hi: str | None = None) -> list[tuple[Meeting, Dissent]]:
+        """The dissents at meetings dated ``lo``..``hi`` (None: open) by a member ``text`` names by
+        surname ("Why did Bullard dissent …", "Bullard's dissent" name James Bullard)."""
+        words = set(re.findall(r"[A-Z][A-Za-z-]+", text))
+        return [(m, x) for m in self.meetings if m.decision is not None and (lo is None or m.date >= lo)
+                and (hi is None or m.date <= hi) for x in m.decision.dissents
+                if x.name.split()[-1].removesuffix(".") in words]
+
     def administered(self, rate: str) -> list[tuple[Meeting, AdministeredRate]]:
         """Each meeting that states ``rate`` (a key of ADMINISTERED_RATES), with the value it set."""
         return [(m, a) for m in self.meetings for a in m.administered if a.rate == rate]
