@@ -480,7 +480,8 @@ def test_a_vote_question_is_answered_from_the_timelines_vote_records(events_sear
 def test_a_vote_question_naming_a_recorded_dissenter_is_answerable_whatever_the_model_says(events_search):
     """The timeline records who dissented when: a question about votes that names a member who
     dissented at a meeting in its range is answered (P(answerable) 1, P(correct) the model's) where
-    the model alone abstains; one naming a member who did not dissent there is the model's call."""
+    the model alone abstains; one naming a member who did not dissent there, or using a rare word
+    the meeting's documents do not, is the model's call."""
     from test_answerability import constant_model
 
     doubtful = constant_model(p_correct=0.3, p_wrong=0.1, p_off=0.01, threshold=0.9)  # P(answerable) 0.4
@@ -496,7 +497,9 @@ def test_a_vote_question_naming_a_recorded_dissenter_is_answerable_whatever_the_
     for question, settings in [(a.question, {"recorded_dissents": False}),
                                ("Why did James Bullard dissent at the May 2022 meeting?", {}),  # he did not, then
                                ("Why did Jerome Powell dissent at the March 2022 meeting?", {}),
-                               ("What did James Bullard say in March 2022?", {})]:  # not about votes
+                               ("What did James Bullard say in March 2022?", {}),  # not about votes
+                               # about what the documents do not hold ("speech" is in none of that meeting's)
+                               ("How did James Bullard explain his March 2022 dissent in a speech?", {})]:
         b = ask(question, **settings)
         assert b.abstained and b.abstain_reason == "weak_evidence" and b.raw_confidence == pytest.approx(0.4), question
 

@@ -13,10 +13,12 @@ Decisions (FedQuery's workflow, made explicit):
   and the agent abstains when no attempt reaches it. The attempt most likely answerable is
   answered from.
 - a question about votes naming a member whom the meeting timeline records as dissenting at a
-  meeting in its range is answerable (``recorded_dissents``): the documents hold that dissent and
-  the reasons given for it — a fact about them, like their coverage. Its P(answerable) is 1. The
-  question head otherwise reads a question that names a person much like one about a person's own
-  words (a speech, a transcript), which the documents never hold.
+  meeting in its range, every term of which that meeting's documents use, is answerable
+  (``recorded_dissents``): the documents hold that dissent and the reasons given for it — a fact
+  about them, like their coverage. Its P(answerable) is 1. The question head otherwise reads a
+  question that names a person much like one about a person's own words (a speech, a
+  transcript), which the documents never hold — and such a question uses a word ("speech") that
+  the meeting's documents do not.
 - an answer left with no valid citation after validation is not grounded: the agent abstains.
 - a grounded answer whose P(correct) — read from the answer itself — is below the model's answer
   threshold is withheld: the agent abstains rather than say what is likely wrong.
@@ -38,7 +40,7 @@ from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import AnswerabilityModel
 from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
-from fedlab.agent.evidence import (SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features, answer_similarity,
+from fedlab.agent.evidence import (COMMON_DF, SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features, answer_similarity,
                                    evidence_features, question_features, question_terms, said_text)
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
@@ -313,16 +315,27 @@ class AgentProgram:
                 out.append((Hit(chunk, 0.0), (span.start, span.end), section))
         return out
 
-    def records_dissent(self, question: str, hint: DateHint | None) -> bool:
+    def records_dissent(self, question: str, hint: DateHint | None, terms: QuestionTerms | None) -> bool:
         """Whether ``question`` asks about votes and names a member whom the searcher's meeting
-        timeline records as dissenting at a meeting in its date range (any meeting, undated)."""
-        from fedlab.corpus.timeline import asks_about_votes
+        timeline records as dissenting at a meeting in its date range (any meeting, undated), and
+        the documents of that meeting use each of its terms that few passages of the corpus use
+        (fedlab.agent.evidence.COMMON_DF) besides the words for votes: "… explain the dissent in
+        his speech" asks about what they do not hold."""
+        from fedlab.corpus.timeline import VOTE_WORDS_RE, asks_about_votes
 
         timeline = getattr(self.search_access.searcher, "timeline", None)
-        if not self.settings.recorded_dissents or timeline is None or not asks_about_votes(question):
+        if (not self.settings.recorded_dissents or timeline is None or terms is None
+                or not asks_about_votes(question)):
             return False
+        vote_words = set(_TOKENS(" ".join(VOTE_WORDS_RE.findall(question))))
+        rare = {t for t in terms.content if t not in vote_words
+                and self.vocabulary.df.get(t, 0) < COMMON_DF * self.vocabulary.n_passages}
         lo, hi = (hint.date_from, hint.date_to) if hint is not None else (None, None)
-        return bool(timeline.dissents_named(question, lo, hi))
+        for meeting in {id(m): m for m, _ in timeline.dissents_named(question, lo, hi)}.values():
+            docs = [self.search_access.document(doc_id) for doc_id in meeting.documents]
+            if rare <= set().union(*(set(_TOKENS(d.text)) for d in docs if d is not None)):
+                return True
+        return False
 
     def vote_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question about votes (fedlab.corpus.timeline.asks_about_votes) with a bounded date
@@ -458,7 +471,7 @@ class AgentProgram:
             if self.model is not None and self.model.reads_questions:
                 asked.update(self.model.question_features(question_vector))
         attempts: list[_Attempt] = []
-        recorded = self.records_dissent(question, hint)
+        recorded = self.records_dissent(question, hint, terms)
         p_off = None  # P(off topic), from the first search
         query = question
         for i in range(int(self.settings.max_reformulations) + 1 if self.model is not None else 1):
