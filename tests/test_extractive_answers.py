@@ -707,3 +707,21 @@ def test_a_question_asking_when_gets_the_meeting_of_a_sentence_that_states_no_da
     what = synthesize_answer("What did the Committee decide about the target range for the federal funds rate?",
                              passages[:1])["answer"]
     assert what.startswith("In support of these goals"), what
+
+
+# -- lists of names ------------------------------------------------------------------------------------
+
+ATTENDANCE = ("A joint meeting of the Federal Open Market Committee and the Board of Governors was held on July 30, "
+              "2019.\n\nPRESENT:\n\nJerome H. Powell, Chair\nJohn C. Williams, Vice Chair\nMichelle W. Bowman\nLael "
+              "Brainard\nJames Bullard\nEsther L. George\nEric Rosengren\n\nJames A. Clouse, Secretary\nMatthew M. "
+              "Luecke, Deputy Secretary")
+GEORGE = ("President George dissented because she believed that an unchanged setting of policy was appropriate "
+          "based on the incoming data.")
+
+
+def test_a_list_of_names_is_read_only_for_a_question_asking_who():
+    passages = [passage(1, "2019-07-31", ATTENDANCE, kind="minutes"), passage(2, "2019-07-31", GEORGE, kind="minutes")]
+    why = synthesize_answer("Why did Esther George and Eric Rosengren object in July 2019?", passages)["answer"]
+    assert why == f"{GEORGE} [Source 2]", why  # the attendance list names both, and says nothing
+    who = synthesize_answer("Who was present besides Esther George in July 2019?", passages)["answer"]
+    assert "Jerome H. Powell" in who, who

@@ -18,7 +18,8 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   pair the stemmer keeps apart).
 - synthesize_answer: splits the passages into sentences (a sentence ending in a colon introduces
   a list and is read with the rest of its passage; a sentence said within one chosen before is not
-  said again) and ranks them by IDF-weighted overlap
+  said again; a list of names — those present, voting or holding an office: names_list — only for
+  a question asking who) and ranks them by IDF-weighted overlap
   with the question's terms plus the expansions above (numbers count double) and, for each
   abbreviation the corpus defines (fedlab.corpus.glossary) whose short or long form the question
   holds, the other form's terms ("IOER" also matches "interest … excess reserve balances"). Date words are
@@ -106,7 +107,7 @@ from fedlab.lm.answer_types import asked_types, held_types
 from fedlab.lm.balance_sheet_record import balance_sheet_answer, is_balance_sheet_record, recorded_sentences
 from fedlab.lm.rate_path import HEAD_DATE, in_label, meeting_labels, rate_path_answer
 from fedlab.lm.said_runs import said_answer, split_said
-from fedlab.lm.vote_record import ROSTER, VOTE_SENTENCE, is_vote_record, vote_record_answer
+from fedlab.lm.vote_record import ASKS_WHO_RE, ROSTER, VOTE_SENTENCE, is_vote_record, vote_record_answer
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
 from fedlab.retrieval.dates import NUMERIC_DATES
@@ -156,6 +157,11 @@ MAX_SENTENCE_CHARS = 700
 MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least this share of the best
 CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replaces a repeated one
 # a sentence opening with a word that refers back continues the one before it ("This preference reflected …")
+# a list of names — those present ("PRESENT: Jerome H. Powell, Chair John C. Williams, Vice Chair …"),
+# voting, or holding an office — says nothing of what was decided or discussed: only a question
+# asking who reads one. At least this many words, under this share of them in lower case.
+NAMES_LIST_WORDS, NAMES_LIST_LOWER = 8, 0.15
+_LIST_WORD = re.compile(r"[A-Za-z][A-Za-z'’.-]*")
 CONTINUES = re.compile(r"(?:This|These|That|Those|Such|It|Its|They|Their|He|His|She|Her)\b")
 MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
 REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other
@@ -324,6 +330,12 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     return {"answer": " ".join(a for a in (said, _extracted(question, passages, hint, max_sentences, abbreviations)) if a)}
 
 
+def names_list(sentence: str) -> bool:
+    """Whether ``sentence`` is a list of names (NAMES_LIST_WORDS)."""
+    words = _LIST_WORD.findall(sentence)
+    return len(words) >= NAMES_LIST_WORDS and sum(w[0].islower() for w in words) < NAMES_LIST_LOWER * len(words)
+
+
 def _read(passage: str) -> tuple[int | None, str | None, str | None, str]:
     """(source n, meeting date, section, text) of a passage."""
     head = PASSAGE_HEAD.match(passage)
@@ -369,7 +381,10 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         if answer:
             return answer
     score = scorer(candidates, q_terms)
-    ranked = sorted(((score(c[3]), c) for c in candidates), key=lambda sc: (-sc[0], sc[1][1]))
+    # a list of names counts in the IDF, like every sentence, but is not said
+    listed = {c[1] for c in candidates if not ASKS_WHO_RE.search(question) and names_list(c[2])}
+    ranked = sorted(((0.0 if c[1] in listed else score(c[3]), c) for c in candidates),
+                    key=lambda sc: (-sc[0], sc[1][1]))
     best = ranked[0][0] if ranked else 0.0
     if best <= 0:
         return ""
@@ -377,7 +392,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         per_meeting = _per_meeting(ranked, best, hint, max_sentences)
         if per_meeting is not None:
             return per_meeting
-    kept = _parts_best(question, hint, candidates, titles, abbreviations, scorer, score)
+    kept = _parts_best(question, hint, candidates, titles, abbreviations, scorer, score, listed)
     chosen, seen = [], set()
     at = {c[1]: c for c in candidates}
     dated = _dated_labels(question, ranked)
@@ -415,12 +430,12 @@ def _title_terms(passage: str) -> frozenset[str]:
 
 
 def _parts_best(question: str, hint, candidates: list, titles: list[frozenset[str]], abbreviations: Abbreviations,
-                scorer, overall: Callable[[set[str]], float]) -> set[tuple[int, int]]:
+                scorer, overall: Callable[[set[str]], float], listed: set = frozenset()) -> set[tuple[int, int]]:
     """Rule 3's parts (module docstring): the position of each part's best sentence, scored by the
     part's own terms (IDF over the same sentences); a sentence from the kind of document the part
     names (a term of its passage's title, ``titles``: "how did the statement describe …") first,
     and a tie going to the sentence the whole question scores higher ("when was it to open?"
-    holds one term of its own). Empty when the question asks one thing."""
+    holds one term of its own); none at a position in ``listed``. Empty when the question asks one thing."""
     parts = asked_parts(question)
     if len(parts) < 2:
         return set()
@@ -431,9 +446,11 @@ def _parts_best(question: str, hint, candidates: list, titles: list[frozenset[st
             continue
         score = scorer(candidates, _expanded(part, terms, abbreviations))
         named = set(TOKENS(part))
-        s, best = max(((score(c[3]), c) for c in candidates),
-                      key=lambda sc: (sc[0] > 0, bool(named & titles[sc[1][1][0]]), sc[0], overall(sc[1][3]),
-                                      [-x for x in sc[1][1]]))
+        scored = [(score(c[3]), c) for c in candidates if c[1] not in listed]
+        if not scored:
+            continue
+        s, best = max(scored, key=lambda sc: (sc[0] > 0, bool(named & titles[sc[1][1][0]]), sc[0], overall(sc[1][3]),
+                                              [-x for x in sc[1][1]]))
         if s > 0:
             kept.add(best[1])
     return kept
