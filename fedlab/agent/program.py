@@ -40,8 +40,8 @@ from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import AnswerabilityModel
 from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
-from fedlab.agent.evidence import (COMMON_DF, SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features, answer_similarity,
-                                   evidence_features, question_features, question_terms, said_text)
+from fedlab.agent.evidence import (COMMON_DF, SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features,
+                                   answer_similarity, evidence_features, question_features, question_terms, said_text)
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
@@ -488,7 +488,7 @@ class AgentProgram:
                 break
             if i == 0:
                 p_off = self.model.off_topic_p(attempts[0].signals)
-            if p_off >= self.settings.off_topic_threshold or recorded or attempts[-1].p_answerable >= self.threshold:
+            if recorded or p_off >= self.settings.off_topic_threshold or attempts[-1].p_answerable >= self.threshold:
                 break
         retrieved = list(dict.fromkeys(h.chunk.chunk_id for a in attempts for h in a.result.hits))
         if self.model is None:

@@ -156,12 +156,12 @@ PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
 MAX_SENTENCE_CHARS = 700
 MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least this share of the best
 CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replaces a repeated one
-# a sentence opening with a word that refers back continues the one before it ("This preference reflected …")
 # a list of names — those present ("PRESENT: Jerome H. Powell, Chair John C. Williams, Vice Chair …"),
 # voting, or holding an office — says nothing of what was decided or discussed: only a question
 # asking who reads one. At least this many words, under this share of them in lower case.
 NAMES_LIST_WORDS, NAMES_LIST_LOWER = 8, 0.15
 _LIST_WORD = re.compile(r"[A-Za-z][A-Za-z'’.-]*")
+# a sentence opening with a word that refers back continues the one before it ("This preference reflected …")
 CONTINUES = re.compile(r"(?:This|These|That|Those|Such|It|Its|They|Their|He|His|She|Her)\b")
 MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
 REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other

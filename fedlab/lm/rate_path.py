@@ -425,7 +425,8 @@ def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, 
         summary += f", to {range_text(*end)}"
     peak = max(steps, key=lambda s: (s.decision.high, s.decision.date))
     if moves["raise"] and (peak.decision.low, peak.decision.high) != end:
-        summary += f", peaking at {range_text(peak.decision.low, peak.decision.high)} {in_label(labels[peak.decision.date])}"
+        peaked = in_label(labels[peak.decision.date])
+        summary += f", peaking at {range_text(peak.decision.low, peak.decision.high)} {peaked}"
     summary += f" {cite_sources(summary_sources)}."
     size = asked_size(question) if kind == "which" else None
     if size is not None:
