@@ -109,6 +109,10 @@ class Vocabulary:
         df = self.df.get(term, 0)
         return math.log((self.n_passages + 1) / (df + 1)) / math.log(self.n_passages + 1)
 
+    def common(self, term: str) -> bool:
+        """Whether at least COMMON_DF of the passages hold ``term``."""
+        return self.df.get(term, 0) >= COMMON_DF * self.n_passages
+
     def to_json(self) -> dict:
         return {"n_passages": self.n_passages, "df": dict(sorted(self.df.items())), "doc_types": self.doc_types,
                 "meetings": self.meetings, "markers": self.markers}
@@ -160,7 +164,7 @@ def question_terms(question: str, hint: DateHint | None, vocab: Vocabulary,
 def question_features(terms: QuestionTerms, hint: DateHint | None, vocab: Vocabulary) -> dict[str, float]:
     n = len(terms.content)
     known = [t for t in terms.content if vocab.df.get(t, 0) > 0]
-    common = [t for t in terms.content if vocab.df.get(t, 0) >= COMMON_DF * vocab.n_passages]
+    common = [t for t in terms.content if vocab.common(t)]
     return {
         "vocab_share": len(known) / n if n else 0.0,
         "common_share": len(common) / n if n else 0.0,

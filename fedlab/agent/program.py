@@ -40,7 +40,7 @@ from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import AnswerabilityModel
 from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
-from fedlab.agent.evidence import (COMMON_DF, SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features,
+from fedlab.agent.evidence import (SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features,
                                    answer_similarity, evidence_features, question_features, question_terms, said_text)
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
@@ -319,7 +319,7 @@ class AgentProgram:
         """Whether ``question`` asks about votes and names a member whom the searcher's meeting
         timeline records as dissenting at a meeting in its date range (any meeting, undated), and
         the documents of that meeting use each of its terms that few passages of the corpus use
-        (fedlab.agent.evidence.COMMON_DF) besides the words for votes: "… explain the dissent in
+        (Vocabulary.common) besides the words for votes: "… explain the dissent in
         his speech" asks about what they do not hold."""
         from fedlab.corpus.timeline import VOTE_WORDS_RE, asks_about_votes
 
@@ -328,10 +328,9 @@ class AgentProgram:
                 or not asks_about_votes(question)):
             return False
         vote_words = set(_TOKENS(" ".join(VOTE_WORDS_RE.findall(question))))
-        rare = {t for t in terms.content if t not in vote_words
-                and self.vocabulary.df.get(t, 0) < COMMON_DF * self.vocabulary.n_passages}
+        rare = {t for t in terms.content if t not in vote_words and not self.vocabulary.common(t)}
         lo, hi = (hint.date_from, hint.date_to) if hint is not None else (None, None)
-        for meeting in {id(m): m for m, _ in timeline.dissents_named(question, lo, hi)}.values():
+        for meeting in {m.date: m for m, _ in timeline.dissents_named(question, lo, hi)}.values():
             docs = [self.search_access.document(doc_id) for doc_id in meeting.documents]
             if rare <= set().union(*(set(_TOKENS(d.text)) for d in docs if d is not None)):
                 return True
