@@ -504,6 +504,31 @@ def test_a_vote_question_naming_a_recorded_dissenter_is_answerable_whatever_the_
         assert b.abstained and b.abstain_reason == "weak_evidence" and b.raw_confidence == pytest.approx(0.4), question
 
 
+def test_a_question_quoting_statement_wording_is_answerable_whatever_the_model_says(events_search):
+    """Wording a question quotes, which a policy statement holds word for word, is a fact about the
+    documents: asked when it was said, the agent answers from the statements' run where the model
+    alone abstains. Wording no statement holds, a question not asking when, or the rule off: the
+    model's call."""
+    from test_answerability import constant_model
+
+    doubtful = constant_model(p_correct=0.3, p_wrong=0.1, p_off=0.01, threshold=0.9)  # P(answerable) 0.4
+
+    def ask(question: str, **settings):
+        return AgentProgram(events_search, ExtractiveBackend(), AgentSettings(**settings), model=doubtful)(question)
+
+    question = 'Until which meeting did the statements cite "muted inflation pressures" as a reason for patience?'
+    a = ask(question)
+    assert not a.abstained and a.raw_confidence == 1.0 and a.attempts == 1, a.answer
+    assert_grounded(a)
+    assert a.answer.startswith("The policy statements said this from January 2019 to July 2020"), a.answer
+    assert {"statement-2019-01-30", "statement-2020-07-29"} <= {c.doc_id for c in a.citations}
+    for question, settings in [(question, {"quoted_wording": False}),
+                               ('Until which meeting did the statements cite "muted wage pressures"?', {}),
+                               ('What did the statements mean by "muted inflation pressures"?', {})]:
+        b = ask(question, **settings)
+        assert b.abstained and b.abstain_reason == "weak_evidence" and b.raw_confidence == pytest.approx(0.4), question
+
+
 def test_a_balance_sheet_question_is_answered_from_the_timelines_actions(events_search):
     """The agent hands the backend each balance-sheet action in range with the sentences detailing
     it; the answer opens with them, cited to the statement."""

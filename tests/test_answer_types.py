@@ -23,6 +23,12 @@ from fedlab.lm.answer_types import asked_types, held_types
     # a subordinate "when" and a relative "who" ask nothing
     ("What target range did the FOMC set when it raised rates?", {"rate"}),
     ("Did the presidents who had dissented change their view?", set()),
+    # one of the sequence of statements or minutes, named by its date
+    ("Which was the last policy statement to mention the pandemic?", {"date"}),
+    ("Which minutes were the first to discuss runoff?", {"date"}),
+    ("Which statement first cited the war?", {"date"}),
+    ("What did the last statement say about inflation?", set()),
+    ("What was the first statement of 2019 about?", set()),
 ])
 def test_the_kind_of_answer_a_question_asks_for(question, kinds):
     assert asked_types(question) == kinds

@@ -61,6 +61,22 @@ def test_the_statement_after_a_run_gives_its_new_wording_when_it_holds_most_of_w
     assert run.after.meeting_date == "2019-05-01" and run.reworded and text(docs, run.after) == act
 
 
+def test_quoted_wording_is_what_was_said_and_verbatim_when_a_statement_holds_it_word_for_word():
+    """A quotation is the wording asked about: the clause's other words ("listed among the things
+    it weighed") need not be in the statements; the run is verbatim when its first sentence holds
+    the quotation word for word, not when it holds its words in another order."""
+    docs = [statement("2019-01-30", GOALS, PATIENT), statement("2019-03-20", GOALS, PATIENT), statement("2019-05-01", GOALS, HOLD)]
+    reader = StatementReader(docs)
+    question = 'Which was the last statement that listed "be patient" among the things it weighed?'
+    assert reader.runs(question.replace('"', ""), None, None) == []  # unquoted, "listed" and "weighed" weigh most
+    [run] = reader.runs(question, None, None)
+    assert run.last.meeting_date == "2019-03-20" and run.verbatim
+    [run] = reader.runs('Which was the last statement to say "patient Committee"?', None, None)
+    assert run.last.meeting_date == "2019-03-20" and not run.verbatim  # its words, not in that order
+    [run] = reader.runs("When did the statements last say the Committee would be patient?", None, None)
+    assert not run.verbatim  # nothing quoted
+
+
 def test_no_run_when_the_statements_do_not_hold_what_was_asked_or_hold_one_statement():
     docs = [statement("2023-03-22", GOALS, SOUND), statement("2023-05-03", GOALS, SOUND)]
     reader = StatementReader(docs)

@@ -395,13 +395,11 @@ class AgentProgram:
                                                               (change.added, new_since, change.earlier))
                             for c in sentences)
 
-    def said_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
+    def statement_runs(self, question: str, hint: DateHint | None) -> list:
         """For a question asking when (an answer type of date, fedlab.lm.answer_types) with no date
         or a range of several meetings: for each of its clauses the policy statements answer, the
-        first and the last statement that said what it asks about and the statement after them
-        (fedlab.retrieval.mentions), the section naming each one's place in the run."""
+        run of statements that said what it asks about (fedlab.retrieval.mentions.StatementRun)."""
         from fedlab.lm.answer_types import asked_types
-        from fedlab.retrieval.mentions import said_section
 
         runs_in = getattr(self.search_access.searcher, "statement_runs", None)
         if not self.settings.statement_runs or runs_in is None or not self.locates or "date" not in asked_types(question):
@@ -410,8 +408,15 @@ class AgentProgram:
         if spanned is None:  # one meeting: when, within it, is not a statement's to say
             return []
         words = frozenset(_TOKENS(hint.text)) if hint is not None and hint.text else frozenset()
+        return runs_in(question, *spanned, words)
+
+    def said_hits(self, runs: list) -> list[ExtraPassage]:
+        """For each of ``runs`` (statement_runs): the first and the last statement that said it and
+        the statement after them, the section naming each one's place in the run."""
+        from fedlab.retrieval.mentions import said_section
+
         out = []  # (span, section)
-        for number, run in enumerate(runs_in(question, *spanned, words), start=1):
+        for number, run in enumerate(runs, start=1):
             placed = [("first", run.first)]
             if run.last != run.first:
                 placed.append(("last", run.last))
@@ -470,7 +475,11 @@ class AgentProgram:
             if self.model is not None and self.model.reads_questions:
                 asked.update(self.model.question_features(question_vector))
         attempts: list[_Attempt] = []
-        recorded = self.records_dissent(question, hint, terms)
+        runs = self.statement_runs(question, hint)
+        # facts about the corpus, whatever the passages found: a recorded dissent; wording the
+        # question quotes, held word for word by a policy statement
+        recorded = (self.records_dissent(question, hint, terms)
+                    or self.settings.quoted_wording and any(run.verbatim for run in runs))
         p_off = None  # P(off topic), from the first search
         query = question
         for i in range(int(self.settings.max_reformulations) + 1 if self.model is not None else 1):
@@ -516,7 +525,7 @@ class AgentProgram:
         hits = self.context(best.result.hits)
         extra = (self.decision_hits(question, hint, hits) + self.change_hits(question, hint)
                  + self.vote_hits(question, hint) + self.balance_sheet_hits(question, hint)
-                 + self.said_hits(question, hint))
+                 + self.said_hits(runs))
         docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
         for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):

@@ -38,6 +38,7 @@ class AgentSettings:
     statement_runs: bool = True  # a question asking when something was said gets the first and last statements saying it
     vote_passages: int = 12  # questions about votes get the vote record of each meeting in range, up to this many; 0 = never
     recorded_dissents: bool = True  # a vote question naming a dissenter the timeline records in range is answerable
+    quoted_wording: bool = True  # a question asking when the statements said wording it quotes, which one holds, is answerable
     balance_sheet_passages: int = 12  # questions about the balance sheet get each action in range, up to this many; 0 = never
     today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today
 

@@ -31,9 +31,16 @@ _AUXILIARY = frozenset("did does do has have had will would could should can".sp
 # an interrogative wh-word opens the question or a clause of it and, for "when", precedes a verb:
 # "when did …", "…, and who was absent" — not "when it raised rates", "presidents who had voted"
 _CLAUSE = r"(?:^|[,;]\s*|\band\s+|\bor\s+)"
+_ORDINAL = r"(?:first|last|earliest|latest|final)"
+_DOCUMENT = r"(?:[\w-]+\s+){0,2}?(?:statements?|minutes)"  # "FOMC statement", "policy statement"
 _ASKS = (
     ("date", re.compile(_CLAUSE + r"when\s+(?:did|does|do|was|were|is|are|will|would|has|have|had|can|could|should)\b"
-                        r"|\bwhat (?:date|day|month|year)\b", re.I)),
+                        r"|\bwhat (?:date|day|month|year)\b"
+                        # "which was the last statement to …", "which statement first …": one of a sequence
+                        # of documents, named by its date
+                        rf"|\b(?:what|which)\s+(?:(?:was|were|is|are)\s+)?(?:the\s+)?{_ORDINAL}\s+{_DOCUMENT}"
+                        r"(?=\s+(?:to|that|which|whose|where)\b)"
+                        rf"|\bwhich\s+{_DOCUMENT}\s+(?:(?:was|were)\s+(?:the\s+)?)?{_ORDINAL}\b", re.I)),
     ("count", re.compile(r"\bhow many\b|\bwhat number of\b", re.I)),
     ("amount", re.compile(r"\bhow much\b", re.I)),
     ("rate", re.compile(r"\bhow (?:high|low)\b", re.I)),

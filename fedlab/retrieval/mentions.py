@@ -28,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.document import Document
@@ -46,6 +46,8 @@ _TOKENS = Tokenizer()
 # a further clause asking when / which / how long ("…, and when did vaccinations first appear?")
 _CLAUSE = re.compile(r"\s*(?:,?\s+and\s+|;\s*)(?=(?:when|which|how long)\b)", re.I)
 _REFERS_BACK = re.compile(r"^(?:when|which|how long)\b[^,;]*\b(?:it|its|that|this|they|these|those)\b", re.I)
+# a quotation in straight or curly double quotes ("muted inflation pressures")
+_QUOTE = re.compile(r"[\"“”]([^\"“”]+)[\"“”]")
 _SECTION = re.compile(r"^said in (\d+) of (\d+) statements, (\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2}), "
                       r"run (\d+): (first|last|after|dropped)( of those searched)?$")
 ROLES = ("first", "last", "after", "dropped")  # after: the next statement's rewording; dropped: it has none
@@ -68,6 +70,7 @@ class StatementRun:
     after: SaidSentence | None  # the closest sentence of the statement after the last, when in range
     opens_range: bool = False  # the first is the range's first statement: it may have been said before
     reworded: bool = False  # ``after`` is its closest sentence (holding most of what was said); else its opening
+    verbatim: bool = False  # the clause quotes wording, and the first statement's sentence holds it word for word
 
     @property
     def first(self) -> SaidSentence:
@@ -87,6 +90,17 @@ def clauses(question: str) -> list[str]:
         elif part.strip():
             out.append(part.strip())
     return out
+
+
+def quoted(clause: str) -> str:
+    """The words the clause quotes (several quotations joined), "" when it quotes none: a quotation
+    is the wording asked about, and the clause's other words say how it was used ("listed among
+    the things it would monitor"), which the statements need not say."""
+    return " ".join(m.group(1) for m in _QUOTE.finditer(clause))
+
+
+def _words(text: str) -> str:
+    return " " + " ".join(re.findall(r"[a-z0-9]+", text.lower())) + " "
 
 
 def said_section(run: StatementRun, number: int, role: str) -> str:
@@ -145,11 +159,19 @@ class StatementReader:
             return []
         out = []
         for clause in clauses(question):
-            terms = set(_TOKENS(clause)) - MENTION_WORDS - date_words
+            quotation = quoted(clause)
+            terms = set(_TOKENS(quotation or clause)) - MENTION_WORDS - date_words
             run = self._run(terms, inside) if terms else None
+            if run is not None and quotation:
+                run = replace(run, verbatim=self._holds(run.first, quotation))
             if run is not None:
                 out.append(run)
         return out
+
+    def _holds(self, said: SaidSentence, quotation: str) -> bool:
+        """Whether ``said``'s sentence holds the quotation word for word (case and spacing aside)."""
+        text = next(d.text for d in self.statements if d.doc_id == said.doc_id)[said.start:said.end]
+        return _words(quotation) in _words(text)
 
     def _run(self, terms: set[str], inside: list[int]) -> StatementRun | None:
         weight = {t: self.idf(t) for t in terms}
