@@ -528,6 +528,26 @@ def test_a_change_question_naming_no_topic_gets_every_change():
         assert f"{sentence} [Source {source}]" in answer
 
 
+def test_a_question_naming_the_statements_weighs_their_changes_against_their_own_sentences():
+    """Between two statements, what changed competes with the statements' other sentences, not
+    with the minutes': a minutes sentence holding more of the question's words answers the
+    question that names no document, not the one comparing the statements."""
+    from fedlab.retrieval.changes import dropped_by, new_since
+
+    discussed = "Participants discussed how the guidance should be communicated to the public."
+    passages = [passage(1, "2019-06-19", BOILERPLATE), passage(2, "2019-06-19", discussed, kind="minutes"),
+                passage(3, "2019-05-01", GUIDANCE_OLD, section=dropped_by("2019-06-19")),
+                passage(4, "2019-06-19", GUIDANCE_NEW, section=new_since("2019-05-01"))]
+    compared = synthesize_answer("How did the communication of its guidance shift between the May and June 2019 "
+                                 "statements?", passages)["answer"]
+    assert compared.startswith(f"New in June 2019 (since May 2019): {GUIDANCE_NEW} [Source 4]"), compared
+    assert f"Dropped from May 2019 (by June 2019): {GUIDANCE_OLD} [Source 3]" in compared
+    assert discussed not in compared
+    unnamed = synthesize_answer("How did the communication of its guidance shift from May to June 2019?",
+                                passages)["answer"]
+    assert "New in" not in unnamed and discussed in unnamed, unnamed
+
+
 def test_change_passages_are_not_used_for_other_questions():
     answer = synthesize_answer("What did the June 2019 statement say about the labor market and household spending?",
                                change_passages())["answer"]

@@ -38,7 +38,9 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      "what changed in the statement?" — gets them all), each with the rest of its edit
      (fedlab.retrieval.changes: the new wording of a dropped sentence, however few terms it
      shares) — an edit scores as its best sentence; not when their best scores below
-     MEETING_SHARE of the best other sentence (the changes are not about what is asked).
+     MEETING_SHARE of the best other sentence (the changes are not about what is asked) — of
+     the best other sentence of the changed documents' kind, when the question names it
+     ("between the June and July statements": a minutes sentence is no rival).
   1. rate path (fedlab.lm.rate_path): a question about the federal funds target range over
      several meetings that counts moves, asks for the path, which moves there were or whether
      there was one is
@@ -377,7 +379,12 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
 
     if asks_change and changed:  # what was asked about, not the asking for a change ("little changed")
         score = scorer(candidates + changed, q_terms - CHANGE_WORDS)
-        answer = _changes([(score(c[3]), c) for c in changed], max(score(c[3]) for c in candidates))
+        # a question naming the changed passages' kind of document ("between the June and July
+        # statements") compares those documents: their other sentences are what the changes compete with
+        kind = (frozenset().union(*(titles[c[1][0]] for c in changed)) - frozenset.intersection(*titles)) \
+            & set(TOKENS(question))
+        rivals = [c for c in candidates if titles[c[1][0]] & kind] if kind else candidates
+        answer = _changes([(score(c[3]), c) for c in changed], max((score(c[3]) for c in rivals), default=0.0))
         if answer:
             return answer
     score = scorer(candidates, q_terms)
