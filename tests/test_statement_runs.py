@@ -75,6 +75,11 @@ def test_quoted_wording_is_what_was_said_and_verbatim_when_a_statement_holds_it_
     assert run.last.meeting_date == "2019-03-20" and not run.verbatim  # its words, not in that order
     [run] = reader.runs("When did the statements last say the Committee would be patient?", None, None)
     assert not run.verbatim  # nothing quoted
+    # several quotations: each word for word
+    [run] = reader.runs('Which was the last statement to say "be patient" and "target range"?', None, None)
+    assert run.verbatim
+    [run] = reader.runs('Which was the last statement to say "be patient" and "range target"?', None, None)
+    assert not run.verbatim
 
 
 def test_no_run_when_the_statements_do_not_hold_what_was_asked_or_hold_one_statement():

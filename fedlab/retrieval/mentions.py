@@ -20,6 +20,10 @@ statements. With each run comes the statement after its last one, when the range
 closest sentence, the new wording of what was dropped when it holds at least HELD_SHARE of the
 run's weight (else its opening sentence, to cite the statement by).
 
+A clause that quotes wording ("… listed \"muted inflation pressures\" …") asks about its quotations:
+their terms alone are scored, and the run is ``verbatim`` when its first statement's sentence
+holds each quotation word for word.
+
 An agent hands the sentences to its answer step as passages whose section names their place in
 the run (``said_section``); ``said_in`` reads such a section back.
 """
@@ -92,11 +96,11 @@ def clauses(question: str) -> list[str]:
     return out
 
 
-def quoted(clause: str) -> str:
-    """The words the clause quotes (several quotations joined), "" when it quotes none: a quotation
-    is the wording asked about, and the clause's other words say how it was used ("listed among
-    the things it would monitor"), which the statements need not say."""
-    return " ".join(m.group(1) for m in _QUOTE.finditer(clause))
+def quoted(clause: str) -> list[str]:
+    """The quotations of the clause (none: an empty list). A quotation is the wording asked about;
+    the clause's other words say how it was used ("listed among the things it would monitor"),
+    which the statements need not say."""
+    return [m.group(1) for m in _QUOTE.finditer(clause)]
 
 
 def _words(text: str) -> str:
@@ -159,19 +163,20 @@ class StatementReader:
             return []
         out = []
         for clause in clauses(question):
-            quotation = quoted(clause)
-            terms = set(_TOKENS(quotation or clause)) - MENTION_WORDS - date_words
+            quotations = quoted(clause)
+            terms = set(_TOKENS(" ".join(quotations) or clause)) - MENTION_WORDS - date_words
             run = self._run(terms, inside) if terms else None
-            if run is not None and quotation:
-                run = replace(run, verbatim=self._holds(run.first, quotation))
+            if run is not None and quotations:
+                run = replace(run, verbatim=self._holds(run.first, quotations))
             if run is not None:
                 out.append(run)
         return out
 
-    def _holds(self, said: SaidSentence, quotation: str) -> bool:
-        """Whether ``said``'s sentence holds the quotation word for word (case and spacing aside)."""
-        text = next(d.text for d in self.statements if d.doc_id == said.doc_id)[said.start:said.end]
-        return _words(quotation) in _words(text)
+    def _holds(self, said: SaidSentence, quotations: list[str]) -> bool:
+        """Whether ``said``'s sentence holds each quotation word for word (case, spacing and
+        punctuation aside)."""
+        text = _words(next(d.text for d in self.statements if d.doc_id == said.doc_id)[said.start:said.end])
+        return all(_words(q) in text for q in quotations)
 
     def _run(self, terms: set[str], inside: list[int]) -> StatementRun | None:
         weight = {t: self.idf(t) for t in terms}
