@@ -20,9 +20,9 @@ statements. With each run comes the statement after its last one, when the range
 closest sentence, the new wording of what was dropped when it holds at least HELD_SHARE of the
 run's weight (else its opening sentence, to cite the statement by).
 
-A clause that quotes wording ("… listed \"muted inflation pressures\" …") asks about its quotations:
-their terms alone are scored, and the run is ``verbatim`` when its first statement's sentence
-holds each quotation word for word.
+A clause that quotes wording in double quotes (… listed "muted inflation pressures" …) asks about
+its quotations: their terms alone are scored, and the run is ``verbatim`` when its first
+statement's sentence holds each quotation word for word.
 
 An agent hands the sentences to its answer step as passages whose section names their place in
 the run (``said_section``); ``said_in`` reads such a section back.
