@@ -18,7 +18,8 @@ Decisions (FedQuery's workflow, made explicit):
   about them, like their coverage. Its P(answerable) is 1. The question head otherwise reads a
   question that names a person much like one about a person's own words (a speech, a
   transcript), which the documents never hold — and such a question uses a word ("speech") that
-  the meeting's documents do not.
+  the meeting's documents do not. So is a question asking when the policy statements said wording
+  it quotes, when a statement holds it word for word (``quoted_wording``).
 - an answer left with no valid citation after validation is not grounded: the agent abstains.
 - a grounded answer whose P(correct) — read from the answer itself — is below the model's answer
   threshold is withheld: the agent abstains rather than say what is likely wrong.
@@ -478,8 +479,8 @@ class AgentProgram:
         runs = self.statement_runs(question, hint)
         # facts about the corpus, whatever the passages found: a recorded dissent; wording the
         # question quotes, held word for word by a policy statement
-        recorded = (self.records_dissent(question, hint, terms)
-                    or self.settings.quoted_wording and any(run.verbatim for run in runs))
+        certain = (self.records_dissent(question, hint, terms)
+                   or self.settings.quoted_wording and any(run.verbatim for run in runs))
         p_off = None  # P(off topic), from the first search
         query = question
         for i in range(int(self.settings.max_reformulations) + 1 if self.model is not None else 1):
@@ -496,7 +497,7 @@ class AgentProgram:
                 break
             if i == 0:
                 p_off = self.model.off_topic_p(attempts[0].signals)
-            if recorded or p_off >= self.settings.off_topic_threshold or attempts[-1].p_answerable >= self.threshold:
+            if certain or p_off >= self.settings.off_topic_threshold or attempts[-1].p_answerable >= self.threshold:
                 break
         retrieved = list(dict.fromkeys(h.chunk.chunk_id for a in attempts for h in a.result.hits))
         if self.model is None:
@@ -513,7 +514,7 @@ class AgentProgram:
                                         signals={**attempts[0].signals, "p_off_topic": round(p_off, 6)},
                                         retrieved_chunk_ids=retrieved))
             best = max(attempts, key=lambda a: a.p_answerable)
-            if recorded:
+            if certain:
                 best = replace(best, p_answerable=1.0)
             base = dict(intent=intent, attempts=len(attempts), raw_confidence=round(best.p_answerable, 6),
                         signals={**best.signals, "p_off_topic": round(p_off, 6)}, retrieved_chunk_ids=retrieved)

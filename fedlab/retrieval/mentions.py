@@ -146,6 +146,7 @@ class StatementReader:
 
     def __init__(self, statements: list[Document]):
         self.statements = statements
+        self._texts = {d.doc_id: d.text for d in statements}
         self.sentences = [_sentences(d) for d in statements]
         self._n = sum(len(s) for s in self.sentences)
         self._df = Counter(t for doc in self.sentences for _, _, terms in doc for t in terms)
@@ -175,7 +176,7 @@ class StatementReader:
     def _holds(self, said: SaidSentence, quotations: list[str]) -> bool:
         """Whether ``said``'s sentence holds each quotation word for word (case, spacing and
         punctuation aside)."""
-        text = _words(next(d.text for d in self.statements if d.doc_id == said.doc_id)[said.start:said.end])
+        text = _words(self._texts[said.doc_id][said.start:said.end])
         return all(_words(q) in text for q in quotations)
 
     def _run(self, terms: set[str], inside: list[int]) -> StatementRun | None:
