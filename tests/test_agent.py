@@ -436,7 +436,8 @@ def test_a_rate_path_question_is_answered_from_the_timelines_implementation_note
     a = AgentProgram(events_search, ExtractiveBackend(), AgentSettings())(question)
     assert not a.abstained, a.answer
     assert_grounded(a)
-    assert a.answer.startswith("The primary credit rate was 3.00 percent in January 2019 [1]"), a.answer
+    assert a.answer.startswith("The primary credit rate changed three times: it was 3.00 percent in "
+                               "January 2019 [1]"), a.answer
     assert a.answer.endswith("unchanged at 2.25 percent through December 2019 [5]."), a.answer
     moved = re.findall(r"lowered to (\d\.\d\d) percent in (\w+) 2019 \[(\d+)\]", a.answer)
     assert [m[:2] for m in moved] == [("2.75", "July"), ("2.50", "September"), ("2.25", "October")]
@@ -527,6 +528,21 @@ def test_a_question_quoting_statement_wording_is_answerable_whatever_the_model_s
                                ('What did the statements mean by "muted inflation pressures"?', {})]:
         b = ask(question, **settings)
         assert b.abstained and b.abstain_reason == "weak_evidence" and b.raw_confidence == pytest.approx(0.4), question
+
+
+def test_a_dated_question_counting_the_statements_that_said_something_is_answered_from_their_run(events_search):
+    """"At how many 2021 meetings did the statement say …": its year is the range, not what was said
+    (the agent's date hint holds no text: the question's own date expressions are set aside), and
+    the count is the run's, in words."""
+    # "2021" weighed as a word no statement sentence holds would sink the run
+    question = "For how many 2021 meetings did the statement call elevated inflation transitory?"
+    a = AgentProgram(events_search, ExtractiveBackend(), AgentSettings())(question)
+    assert not a.abstained, a.answer
+    assert_grounded(a)
+    assert a.answer.startswith("The policy statements said this from September 2021 to November 2021, in both "
+                               "statements"), a.answer
+    b = AgentProgram(events_search, ExtractiveBackend(), AgentSettings(statement_runs=False))(question)
+    assert "The policy statements said this" not in b.answer
 
 
 def test_a_balance_sheet_question_is_answered_from_the_timelines_actions(events_search):

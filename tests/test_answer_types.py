@@ -5,7 +5,7 @@ import pytest
 
 from fedlab.agent.evidence import (ANSWER_FEATURES, MAX_ANSWER_SENTENCES, Vocabulary, answer_features, answer_similarity,
                                    question_terms, said_text)
-from fedlab.lm.answer_types import asked_types, held_types
+from fedlab.lm.answer_types import asked_types, counts_documents, held_types
 
 
 @pytest.mark.parametrize("question, kinds", [
@@ -29,9 +29,24 @@ from fedlab.lm.answer_types import asked_types, held_types
     ("Which statement first cited the war?", {"date"}),
     ("What did the last statement say about inflation?", set()),
     ("What was the first statement of 2019 about?", set()),
+    # a span or period of meetings is named by its dates
+    ("Over what span of meetings did the statement cite the pandemic?", {"date"}),
+    ("During what period did the minutes discuss runoff?", {"date"}),
 ])
 def test_the_kind_of_answer_a_question_asks_for(question, kinds):
     assert asked_types(question) == kinds
+
+
+@pytest.mark.parametrize("question, counts", [
+    ("For how many meetings did the statement say the Committee would be patient?", True),
+    ("At how many 2021 meetings did the statement call inflation transitory?", True),
+    ("In how many of the policy statements was the pandemic cited?", True),
+    ("How many FOMC statements mentioned tariffs?", True),
+    ("How many times did the Committee raise rates in 2022?", False),  # moves, not documents
+    ("How many participants favoured a larger cut?", False),
+])
+def test_a_count_of_meetings_or_documents(question, counts):
+    assert counts_documents(question) is counts
 
 
 @pytest.mark.parametrize("text, kinds", [

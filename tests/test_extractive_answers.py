@@ -91,8 +91,9 @@ def test_administered_rate_path_gives_first_value_changes_and_last_in_date_order
                 for k, i in enumerate(order)]
     source = {notes[i][0]: k + 1 for k, i in enumerate(order)}
     answer = synthesize_answer("How did the interest rate on reserve balances move during 2023?", passages)["answer"]
-    assert answer.startswith("The interest rate on reserve balances was 4.65 percent in February 2023 "
-                             f"[Source {source['2023-02-01']}]"), answer
+    # how many times it changed, as the rate path counts: March, May, July
+    assert answer.startswith("The interest rate on reserve balances changed three times: it was 4.65 percent in "
+                             f"February 2023 [Source {source['2023-02-01']}]"), answer
     assert f"raised to 4.9 percent in March 2023 [Source {source['2023-03-22']}]" in answer
     assert f"raised to 5.4 percent in July 2023 [Source {source['2023-07-26']}]" in answer
     assert answer.endswith(f"unchanged at 5.4 percent through December 2023 [Source {source['2023-12-13']}].")
@@ -106,7 +107,8 @@ def test_two_meetings_in_one_month_are_told_apart_by_their_day():
                 passage(2, "2020-03-03", iorb_note("1.10"), kind="minutes"),
                 passage(3, "2020-03-15", iorb_note("0.10"), kind="minutes")]
     answer = synthesize_answer("How did the interest rate on reserve balances move in 2020?", passages)["answer"]
-    assert answer == ("The interest rate on reserve balances was 1.60 percent in January 2020 [Source 1]; lowered to "
+    assert answer == ("The interest rate on reserve balances changed two times: it was 1.60 percent in January 2020 "
+                      "[Source 1]; lowered to "
                       "1.10 percent on March 3, 2020 [Source 2]; lowered to 0.10 percent on March 15, 2020 [Source 3]."), \
         answer
 
@@ -114,7 +116,7 @@ def test_two_meetings_in_one_month_are_told_apart_by_their_day():
 def test_administered_rate_path_needs_a_named_rate_several_meetings_and_two_values():
     passages = [passage(1, "2019-07-31", iorb_note("2.10"), kind="minutes"),
                 passage(2, "2019-09-18", iorb_note("1.80"), kind="minutes")]
-    composed = "The interest rate on reserve balances was"
+    composed = "The interest rate on reserve balances changed"
     assert synthesize_answer("How did IOER move in 2019?", passages)["answer"].startswith(composed)
     # the question names no administered rate, or one meeting, or only one value is in range
     assert not synthesize_answer("How did the reserve balances move in 2019?", passages)["answer"].startswith(composed)

@@ -44,7 +44,13 @@ def test_a_run_is_every_statement_holding_the_best_sentences_terms():
     assert run.statements == 4  # March to July: June did not say it
     assert [text(docs, s) for s in (run.first, run.last)] == [SOUND, SOUND]
     assert not run.opens_range  # February, the first statement searched, did not say it
-    # September words it otherwise: its closest sentence holds "banking system", not "sound and resilient"
+    # September words it otherwise: no sentence of it holds most of "sound and resilient", and the
+    # sentence it put in that place (their edit) is its new wording
+    assert run.after.meeting_date == "2023-09-20" and run.reworded and text(docs, run.after) == WATCH
+    # a statement that dropped it and put nothing in its place is cited by its opening sentence
+    docs[-1] = statement("2023-09-20", GOALS, HOLD)
+    [run] = StatementReader(docs).runs("During which meetings did the statement say the banking system was sound "
+                                      "and resilient?", None, None)
     assert run.after.meeting_date == "2023-09-20" and not run.reworded and text(docs, run.after) == GOALS
 
 
@@ -150,3 +156,20 @@ def test_agent_answers_when_a_statement_said_something_from_the_run(corpus_dir):
     assert all(c.chunk_id in answer.retrieved_chunk_ids for c in answer.citations)
     assert "statement-2022-03-16" in {c.doc_id for c in answer.citations}
     assert "said this" not in ask("agent.statement_runs=false").answer
+
+
+def test_a_count_of_meetings_is_read_from_the_run_and_a_clause_referring_back_adds_no_terms():
+    """"For how many meetings did the statement say …" is answered by the run, like "when"; words of
+    counting ("many") and the words of a part referring back ("…, and when was that language
+    dropped?", none of them statement words) are not what was said."""
+    docs = [statement("2023-02-01", GOALS, HOLD), statement("2023-03-22", GOALS, SOUND, HOLD),
+            statement("2023-05-03", GOALS, SOUND, HOLD), statement("2023-06-14", GOALS, HOLD)]
+    reader = StatementReader(docs)
+    [run] = reader.runs("For how many meetings did the statement say the banking system was sound and resilient?",
+                        None, None)
+    assert [s.meeting_date for s in run.said] == ["2023-03-22", "2023-05-03"]
+    question = ("When did the statement say the banking system was sound and resilient, and when was that "
+                "reassuring, soothing, comforting language abandoned or forgotten?")
+    [run] = reader.runs(question, None, None)
+    assert run.last.meeting_date == "2023-05-03" and run.after.meeting_date == "2023-06-14"
+    assert reader.runs(question.replace(", and when was that", " with"), None, None) == []  # its words, scored

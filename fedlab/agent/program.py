@@ -397,18 +397,22 @@ class AgentProgram:
                             for c in sentences)
 
     def statement_runs(self, question: str, hint: DateHint | None) -> list:
-        """For a question asking when (an answer type of date, fedlab.lm.answer_types) with no date
-        or a range of several meetings: for each of its clauses the policy statements answer, the
-        run of statements that said what it asks about (fedlab.retrieval.mentions.StatementRun)."""
-        from fedlab.lm.answer_types import asked_types
+        """For a question asking when (an answer type of date, fedlab.lm.answer_types) or at how
+        many meetings (counts_documents), with no date or a range of several meetings: for each of
+        its clauses the policy statements answer, the run of statements that said what it asks
+        about (fedlab.retrieval.mentions.StatementRun)."""
+        from fedlab.lm.answer_types import asked_types, counts_documents
+        from fedlab.retrieval.dates import date_expressions, parse_date_hint
 
         runs_in = getattr(self.search_access.searcher, "statement_runs", None)
-        if not self.settings.statement_runs or runs_in is None or not self.locates or "date" not in asked_types(question):
+        asks = "date" in asked_types(question) or counts_documents(question)
+        if not self.settings.statement_runs or runs_in is None or not self.locates or not asks:
             return []
         spanned = hint.meeting_span() if hint is not None else (None, None)
         if spanned is None:  # one meeting: when, within it, is not a statement's to say
             return []
-        words = frozenset(_TOKENS(hint.text)) if hint is not None and hint.text else frozenset()
+        # the question's dates are the range, not what was said (the agent's hint holds no text)
+        words = frozenset(_TOKENS(date_expressions(parse_date_hint(question))))
         return runs_in(question, *spanned, words)
 
     def said_hits(self, runs: list) -> list[ExtraPassage]:

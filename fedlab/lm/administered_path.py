@@ -7,16 +7,17 @@ rates (fedlab.corpus.timeline.RATE_NAMES: "interest on reserves", "IOER", "ON RR
 (the agent adds each meeting's from the timeline): every sentence that sets the rate
 (fedlab.corpus.timeline.ADMINISTERED_RATES) gives its meeting's value, the meeting being the date
 in the passage's head; one value per meeting, the earliest passage first. Inside the question's
-range, in date order, the answer gives the value at the first meeting, each change ("raised to
-5.3 percent in July 2023") and the value at the last meeting, each cited to the passage it was
-read from. A meeting whose value was not found is skipped, so the answer says what the notes
-found state, not that nothing happened in between. Fewer than two meetings found: no answer
+range, in date order, the answer says how many times the rate changed ("changed four times", as
+the rate path counts), then gives the value at the first meeting, each change ("raised to 5.3
+percent in July 2023") and the value at the last meeting, each cited to the passage it was read
+from. A meeting whose value was not found is skipped, so the answer says what the notes found
+state, not that nothing happened in between. Fewer than two meetings found: no answer
 (None), and the caller picks sentences instead.
 """
 from __future__ import annotations
 
 from fedlab.corpus.timeline import ADMINISTERED_RATES, rates_named, rates_set_in
-from fedlab.lm.rate_path import cite_sources, in_label, meeting_labels, passage_head
+from fedlab.lm.rate_path import cite_sources, in_label, meeting_labels, passage_head, times_text
 
 
 def read_rate(rate: str, passages: list[str]) -> dict[str, tuple[float, str, int]]:
@@ -38,7 +39,7 @@ def _path(rate: str, values: dict[str, tuple[float, str, int]]) -> str:
     labels = meeting_labels(dates)
     name = ADMINISTERED_RATES[rate][0]
     first = values[dates[0]]
-    clauses = [f"{name[0].upper()}{name[1:]} was {first[1]} {in_label(labels[dates[0]])} {cite_sources([first[2]])}"]
+    clauses = [f"it was {first[1]} {in_label(labels[dates[0]])} {cite_sources([first[2]])}"]
     last_change = dates[0]
     for before, date in zip(dates, dates[1:]):
         was, now = values[before], values[date]
@@ -49,7 +50,9 @@ def _path(rate: str, values: dict[str, tuple[float, str, int]]) -> str:
     last = values[dates[-1]]
     if last_change != dates[-1]:
         clauses.append(f"unchanged at {last[1]} through {labels[dates[-1]]} {cite_sources([last[2]])}")
-    return "; ".join(clauses) + "."
+    moves = len(clauses) - 1 - (last_change != dates[-1])
+    changed = f"changed {times_text(moves)}" if moves else "did not change"
+    return f"{name[0].upper()}{name[1:]} {changed}: " + "; ".join(clauses) + "."
 
 
 def administered_path_answer(question: str, passages: list[str], hint=None) -> str | None:

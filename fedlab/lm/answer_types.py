@@ -48,7 +48,7 @@ _ASKS = (
 )
 # the head noun of a "what/which …" phrase (stemmed) -> the type it asks for
 HEAD_NOUNS = {stem(w): kind for kind, words in {
-    "date": "date day month year time deadline meeting meetings",  # a meeting is named by its date
+    "date": "date day month year time deadline meeting meetings span period",  # a meeting is named by its date
     "rate": "rate range level percentage yield",
     "amount": "pace amount size cap total sum volume",
     "person": "president governor member official chair dissenter voter person",
@@ -71,6 +71,10 @@ HOLDS = {
                          r"|(?:\bwas|\bwere|\band|[:;,])\s+[A-Z][a-z]+\s+[A-Z][a-z]+(?=[,;.]|\s+who\b)"),
 }
 KINDS = tuple(HOLDS)
+# "how many meetings / statements / of the policy statements …": a count of documents, which the
+# run of statements saying what was asked answers as it answers "when" (fedlab.retrieval.mentions)
+_COUNTED_DOCUMENTS = re.compile(r"\bhow many\s+(?:of\s+the\s+)?(?:[\w-]+\s+){0,2}?(?:statements?|minutes|meetings?)\b",
+                                re.I)
 _DAY = re.compile(rf"\b{_MONTH}\s+\d{{1,2}}\b")
 
 
@@ -95,3 +99,9 @@ def held_types(text: str, kinds: frozenset[str] | set[str] = frozenset(KINDS)) -
     """Which of ``kinds`` ``text`` holds an expression of."""
     undated = _DAY.sub(" ", text)
     return {kind for kind in kinds if HOLDS[kind].search(undated if kind == "count" else text)}
+
+
+def counts_documents(question: str) -> bool:
+    """Whether ``question`` asks how many meetings or documents did something ("for how many
+    meetings did the statement say …")."""
+    return bool(_COUNTED_DOCUMENTS.search(question))

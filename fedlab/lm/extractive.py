@@ -112,7 +112,7 @@ from fedlab.lm.said_runs import said_answer, split_said
 from fedlab.lm.vote_record import ASKS_WHO_RE, ROSTER, VOTE_SENTENCE, is_vote_record, vote_record_answer
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
-from fedlab.retrieval.dates import NUMERIC_DATES
+from fedlab.retrieval.dates import date_expressions
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 TOKENS = Tokenizer()
@@ -173,14 +173,6 @@ _PART = re.compile(r",?\s+and\s+(?=(?:what|how|when|where|why|which|who|whom|who
 _MONTH_NAME = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November"
                          r"|December)\b")
 _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-_DATE_EXPRESSION = re.compile(
-    NUMERIC_DATES.pattern + r"|\b(?:19[5-9]\d|20[0-6]\d)s?\b"
-    r"|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
-    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?\b)?|\bq[1-4]\b|\b[1-4]q\b"
-    # a move named by its date is the meeting, not a term to match ("the October 2019 cut")
-    r"|(?<=\d\s)(?:(?:rate|policy|quarter-point|half-point)\s+)?(?:cut|hike|increase|reduction|decision)s?\b", re.I)
-
-
 def content_terms(text: str) -> list[str]:
     return [t for t in TOKENS(text) if t not in QUESTION_WORDS]
 
@@ -244,10 +236,7 @@ def undated_terms(question: str) -> set[str]:
 def _undated(question: str, hint) -> set[str]:
     if hint is None:
         return set(content_terms(question))
-    # only the date expressions themselves: a range's text ("January 2022, when did … February")
-    # holds the words between its two ends too
-    dates = " ".join(m.group(0) for m in _DATE_EXPRESSION.finditer(hint.text))
-    return set(content_terms(question)) - set(TOKENS(dates))
+    return set(content_terms(question)) - set(TOKENS(date_expressions(hint)))
 
 
 def _head_of(passage: str) -> tuple[str | None, str | None]:

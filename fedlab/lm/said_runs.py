@@ -1,10 +1,11 @@
 """The extractive reader's answer to "when did the statements say …": for each run of policy
 statements the agent handed over (fedlab.retrieval.mentions; passages whose section ``said_in``
-reads), one line saying from when to when and in how many statements, then the first and the
+reads), one line saying from when to when and in how many statements (in words, as the rate path
+counts, unless more than twenty), then the first and the
 last statement's sentence and the new wording in the statement after them (or that statement,
 cited, when nothing in it is close), each cited:
 
-    The policy statements said this from March 2023 to December 2023, in all 8 statements [1][2].
+    The policy statements said this from March 2023 to December 2023, in all eight statements [1][2].
     March 2023: The U.S. banking system is sound and resilient. [1] December 2023: … [2]
     The January 2024 statement no longer did: … [3]
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fedlab.lm.rate_path import meeting_labels
+from fedlab.lm.rate_path import count_word, meeting_labels
 from fedlab.retrieval.mentions import SaidPlace, said_in
 
 
@@ -60,8 +61,11 @@ def said_answer(said: list[SaidPassage]) -> str:
             out.append(f"Of the policy statements searched, only that of {labels[first.meeting_date]} said this "
                        f"{_cite(first.source)}.")
         else:
-            count = "both" if place.saying == place.statements == 2 else f"all {place.saying}" \
-                if place.saying == place.statements else f"{place.saying} of the {place.statements}"
+            # in words, as the rate path counts, unless the larger needs figures: both alike
+            spell = count_word if count_word(place.statements) != str(place.statements) else str
+            saying, statements = spell(place.saying), spell(place.statements)
+            count = "both" if place.saying == place.statements == 2 else f"all {saying}" \
+                if place.saying == place.statements else f"{saying} of the {statements}"
             out.append(f"The policy statements said this from {labels[first.meeting_date]} to "
                        f"{labels[last.meeting_date]}, in {count} statements {_cite(first.source, last.source)}.")
         if last is not None and last.sentence == first.sentence:

@@ -369,6 +369,21 @@ def numeric_date_tokens(text: str, tokenize) -> set[str]:
     return set(tokenize(" ".join(NUMERIC_DATES.findall(text))))
 
 
+# the date expressions a hint's text holds; a move named by its date is the meeting, not a term
+# to match ("the October 2019 cut")
+_DATE_EXPRESSION = re.compile(
+    NUMERIC_DATES.pattern + r"|\b(?:19[5-9]\d|20[0-6]\d)s?\b"
+    r"|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
+    r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?\b)?|\bq[1-4]\b|\b[1-4]q\b"
+    r"|(?<=\d\s)(?:(?:rate|policy|quarter-point|half-point)\s+)?(?:cut|hike|increase|reduction|decision)s?\b", re.I)
+
+
+def date_expressions(hint: DateHint | None) -> str:
+    """The date expressions of ``hint``'s text, joined: only these, since a range's text ("January
+    2022, when did … February") holds the words between its two ends too."""
+    return " ".join(m.group(0) for m in _DATE_EXPRESSION.finditer(hint.text)) if hint is not None and hint.text else ""
+
+
 def parse_date_hint(question: str, today: date | None = None) -> DateHint | None:
     """The date range ``question`` refers to, or None. ``today`` ends open ranges ("since 2023");
     pass the corpus end date to bound them by the data instead of the clock."""

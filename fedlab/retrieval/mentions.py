@@ -1,6 +1,7 @@
 """When the policy statements said something: the run of statements holding what a question asks
 about, for questions that ask when ("when did the statements first cite …", "during which
-meetings did the statement say …").
+meetings did the statement say …") or at how many meetings ("for how many meetings did the
+statement say …": the run counts them).
 
 Such a question names what was said, not when, so no date filter and no ranking finds the
 answer: it is the first and last statement holding a sentence, which takes reading every
@@ -9,16 +10,20 @@ few dozen statements.
 
 A question may ask twice ("when did X first appear, and when did Y?"): it is split into clauses
 before each further "when / which / how long"; a clause that refers back ("…, and when was it
-lowered?") stays with the one before it. For each clause, every sentence of the policy
-statements in range is scored by the clause's content terms it holds (words of saying and of
-occurrence — "say", "first", "appear" — and the date words aside), each weighed by its IDF over
+lowered?") stays with the one before it, and its words are not scored: it asks about the same
+thing, in words of asking ("…, and when was that explanation dropped?"). For each clause, every
+sentence of the policy statements in range is scored by the clause's content terms it holds
+(words of saying, of occurrence and of counting — "say", "first", "appear", "many" — and the
+date words aside), each weighed by its IDF over
 the statements' sentences; the best sentence's terms are what the statements said, and a
 statement says it when one of its sentences holds all of them. A clause gets no run when those
 terms carry less than HELD_SHARE of its terms' weight (what was asked is not in the statements:
 an ON RRP offering rate is set in implementation notes), or when the range holds fewer than two
 statements. With each run comes the statement after its last one, when the range holds it: its
 closest sentence, the new wording of what was dropped when it holds at least HELD_SHARE of the
-run's weight (else its opening sentence, to cite the statement by).
+run's weight; else the sentence it put in the place of the run's last sentence (the two
+statements' edit, fedlab.retrieval.changes: "will be patient …" became "will act as appropriate
+…"), the one sharing most of its words; else its opening sentence, to cite the statement by.
 
 A clause that quotes wording in double quotes (… listed "muted inflation pressures" …) asks about
 its quotations: their terms alone are scored, and the run is ``verbatim`` when its first
@@ -36,12 +41,13 @@ from dataclasses import dataclass, replace
 
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.document import Document
+from fedlab.retrieval.changes import statement_change
 from fedlab.index.tokens import Tokenizer, stem
 
 # words of saying, of occurrence and of the text's parts: how a question asks when something was said, not what
 MENTION_WORDS = frozenset(stem(w) for w in """
 say said says state stated statement statements fomc fed federal reserve committee meeting meetings
-did does do first last begin began start started stop stopped end ended appear appeared mention mentioned
+did does do many first last begin began start started stop stopped end ended appear appeared mention mentioned
 cite cited refer referred use used include included drop dropped remove removed word words wording
 language phrase time times paragraph paragraphs sentence sentences line lines passage clause
 """.split())
@@ -73,7 +79,7 @@ class StatementRun:
     statements: int  # policy statements from the first to the last of ``said``
     after: SaidSentence | None  # the closest sentence of the statement after the last, when in range
     opens_range: bool = False  # the first is the range's first statement: it may have been said before
-    reworded: bool = False  # ``after`` is its closest sentence (holding most of what was said); else its opening
+    reworded: bool = False  # ``after`` is its new wording (its closest sentence, or what it put in place)
     verbatim: bool = False  # the clause quotes wording, and the first statement's sentence holds it word for word
 
     @property
@@ -165,7 +171,10 @@ class StatementReader:
         out = []
         for clause in clauses(question):
             quotations = quoted(clause)
-            terms = set(_TOKENS(" ".join(quotations) or clause)) - MENTION_WORDS - date_words
+            # what the clause asks about is said before any part referring back to it ("…, and when
+            # was that explanation dropped?" asks about the same thing, in words of asking)
+            asked = _CLAUSE.split(clause, maxsplit=1)[0]
+            terms = set(_TOKENS(" ".join(quotations) or asked)) - MENTION_WORDS - date_words
             run = self._run(terms, inside) if terms else None
             if run is not None and quotations:
                 run = replace(run, verbatim=self._holds(run.first, quotations))
@@ -178,6 +187,17 @@ class StatementReader:
         punctuation aside)."""
         text = _words(self._texts[said.doc_id][said.start:said.end])
         return all(_words(q) in text for q in quotations)
+
+    def _put_in_place(self, said: SaidSentence, i: int, j: int) -> tuple[int, int] | None:
+        """The sentence statement ``j`` put where statement ``i`` dropped ``said``'s sentence (of
+        the two's edit, fedlab.retrieval.changes, the one sharing most of its words: "will be
+        patient …" became "will act as appropriate …"); None when it put nothing there."""
+        change = statement_change(self.statements[i], self.statements[j])
+        edit = next((c.edit for c in change.dropped if c.start <= said.start < c.end), 0)
+        put = {(c.start, c.end) for c in change.added if edit and c.edit == edit}
+        dropped = next((terms for a, _, terms in self.sentences[i] if a == said.start), frozenset())
+        return max(((len(terms & dropped) / len(terms | dropped), (a, b)) for a, b, terms in self.sentences[j]
+                    if (a, b) in put and terms | dropped), default=(0.0, None))[1]
 
     def _run(self, terms: set[str], inside: list[int]) -> StatementRun | None:
         weight = {t: self.idf(t) for t in terms}
@@ -203,6 +223,8 @@ class StatementReader:
             closest = max(self.sentences[i], key=lambda s: score(s[2]))
             # its closest sentence, when it holds most of what was said; else its opening, to cite it by
             reworded = score(closest[2]) >= HELD_SHARE * score(held)
-            a, b, _ = closest if reworded else self.sentences[i][0]
+            put = None if reworded else self._put_in_place(said[-1], saying[-1], i)
+            a, b = closest[:2] if reworded else put or self.sentences[i][0][:2]
+            reworded = reworded or put is not None
             after = SaidSentence(self.statements[i].doc_id, a, b, self.statements[i].meeting_date)
         return StatementRun(said, saying[-1] - saying[0] + 1, after, saying[0] == inside[0], reworded)
