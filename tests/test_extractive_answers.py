@@ -605,6 +605,64 @@ def test_a_sentence_referring_back_is_kept_with_the_one_it_continues():
     assert_every_sentence_cited(answer)
 
 
+@pytest.mark.parametrize("follow, continues", [
+    ("In this scenario, a second wave of the outbreak was assumed to begin around year-end.", True),
+    ("However, participants judged that runoff would start closer to liftoff than before.", True),
+    ("Governor Miran also expressed the view that the neutral rate had fallen.", True),
+    ("Participants commented that this judgment would be broad and qualitative.", True),
+    # not referring back: a time ("at this meeting"), a new subject
+    ("Participants agreed that no change was needed at this meeting in the pace of purchases.", False),
+    ("The staff projection for inflation was little changed from the previous one.", False),
+])
+def test_a_sentence_continuing_the_chosen_one_is_kept_with_it(follow, continues):
+    """The minutes give a view's reasons and details in the sentences after it: a sentence opening with
+    a phrase or connective that refers back, or with "also" or "this / these / such" before a noun
+    among its first words, is kept with the chosen one."""
+    chosen = "The staff judged that a more pessimistic projection was no less plausible than the baseline forecast."
+    passages = [passage(1, "2020-04-29", f"{chosen} {follow} The Desk's operations were smooth.", kind="minutes")]
+    answer = synthesize_answer("How plausible did the staff think the pessimistic projection was in April 2020?",
+                               passages, max_sentences=1)["answer"]
+    assert answer.startswith(chosen), answer
+    assert (follow in answer) is continues, answer
+    assert "Desk" not in answer
+    assert_every_sentence_cited(answer)
+
+
+def test_a_heading_is_not_a_sentence_but_a_tables_rows_are_read():
+    """A paragraph of a few words with no closing punctuation before a paragraph of prose is a
+    section heading: never an answer sentence, however many of the question's words it holds. A
+    table's rows (no prose after them) are read with the sentence introducing them."""
+    heading = "Discussion on Recommended Changes to the Summary of Economic Projections"
+    prose = ("Participants considered two recommendations from the subcommittee on communications for changes to the "
+             "Summary of Economic Projections. Participants unanimously supported the recommended changes.")
+    answer = synthesize_answer("What changes to the Summary of Economic Projections did participants discuss?",
+                               [passage(1, "2020-11-05", f"{heading}\n\n{prose}", kind="minutes")])["answer"]
+    assert heading not in answer, answer
+    assert answer.startswith("Participants considered two recommendations"), answer
+    # a passage may end with the next section's heading: capitalised words, no figure
+    answer = synthesize_answer("What changes to the Summary of Economic Projections did participants discuss?",
+                               [passage(1, "2020-11-05", f"{prose}\n\n{heading}", kind="minutes")])["answer"]
+    assert heading not in answer, answer
+    table = ("A. Reciprocal currency arrangements with the following foreign central banks:\n\nForeign central bank "
+             "Maximum amount\n\nBank of Canada 2,000\n\nBank of Mexico 3,000")
+    answer = synthesize_answer("How large were the reciprocal currency arrangements with Canada and Mexico?",
+                               [passage(1, "2020-01-29", table, kind="minutes")])["answer"]
+    assert "Bank of Canada 2,000" in answer and "Bank of Mexico 3,000" in answer, answer
+
+
+def test_how_much_and_how_many_ask_and_are_no_terms():
+    """"…, and how much support did they get?" asks about the support: a sentence holding "much"
+    (rarer than "support") is not its answer."""
+    text = ("Participants considered two recommendations for changes to the Summary of Economic Projections. "
+            "Most concurred that much of the accommodation was due to the Committee's forward guidance. "
+            "Participants unanimously supported the recommended changes. The staff expected growth to support "
+            "employment. Financial conditions were expected to support the recovery.")
+    answer = synthesize_answer("What changes to the Summary of Economic Projections did participants take up in "
+                               "November 2020, and how much support did they get?",
+                               [passage(1, "2020-11-05", text, kind="minutes")], max_sentences=2)["answer"]
+    assert "unanimously supported" in answer and "much of the accommodation" not in answer, answer
+
+
 def test_an_abbreviation_the_corpus_defines_matches_its_long_form_both_ways():
     """"IOER" in the question finds the sentence that spells the rate out, and the long form in the
     question finds the abbreviation, once the reader has the corpus's glossary."""

@@ -16,7 +16,8 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   applied as a filter anyway); attempt 2 adds the Committee's own terms for what was asked
   (VOCABULARY_EXPANSIONS: "decision" and "action" are what "the Committee decided to …", a
   pair the stemmer keeps apart).
-- synthesize_answer: splits the passages into sentences (a sentence ending in a colon introduces
+- synthesize_answer: splits the passages into sentences (a heading — a paragraph of a few words
+  with no closing punctuation before a paragraph of prose — is none; a sentence ending in a colon introduces
   a list and is read with the rest of its passage; a sentence said within one chosen before is not
   said again; a list of names — those present, voting or holding an office: names_list — only for
   a question asking who) and ranks them by IDF-weighted overlap
@@ -81,8 +82,12 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      of the best. Each sentence opens with its meeting(s) ("March 2023: …"; the day too when
      two meetings share a month). Fewer than two meetings: rule 3.
   3. otherwise the best 1-``max_sentences`` sentences scoring at least half the best, each with
-     the sentence after it in its passage when that one refers back to it (CONTINUES: "This
-     preference reflected …", "He also noted …"); for a question asking when (an answer type of
+     the sentence after it in its passage when that one continues it (CONTINUES: a word or an
+     opening phrase that refers back, "This preference reflected …", "In this scenario, …", "He
+     also noted …"; an opening discourse connective, "However, …"; "also" among its first words,
+     "Governor Miran also expressed …"; or "this / these / such" before a noun among them,
+     "Participants commented that this judgment …" — the minutes give a view's reasons and details
+     in the sentences after it); for a question asking when (an answer type of
      date, fedlab.lm.answer_types), a sentence holding no date opens with its meeting ("July
      2023: …"). A question that asks several things ("what did
      the Committee decide about rates, and how did the statement describe the labor market?": parts
@@ -153,9 +158,12 @@ VOCABULARY_EXPANSIONS = {
     stem("growth"): "economic activity real GDP",
 }
 _NUMBER = re.compile(r"^\d")
+_HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)  # asks for an amount or a count: "much" is no term
 DATE = frozenset({"date"})
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
 MAX_SENTENCE_CHARS = 700
+_CLOSES = re.compile(r"[.?!:;\"”’')\]]$")
+HEADING_WORDS = 15
 MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least this share of the best
 CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replaces a repeated one
 # a list of names — those present ("PRESENT: Jerome H. Powell, Chair John C. Williams, Vice Chair …"),
@@ -164,7 +172,19 @@ CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replace
 NAMES_LIST_WORDS, NAMES_LIST_LOWER = 8, 0.15
 _LIST_WORD = re.compile(r"[A-Za-z][A-Za-z'’.-]*")
 # a sentence opening with a word that refers back continues the one before it ("This preference reflected …")
-CONTINUES = re.compile(r"(?:This|These|That|Those|Such|It|Its|They|Their|He|His|She|Her)\b")
+# — an opening phrase that refers back ("In this scenario, …", "Under that approach, …"), an opening
+# discourse connective ("However, …", "In particular, …"), "also" among the first words ("Governor
+# Miran also expressed …"), or "this / these / such" before a noun among them ("Participants
+# commented that this judgment …"; not a time: "at this meeting", "this year")
+CONTINUES = re.compile(
+    r"(?:This|These|That|Those|Such|It|Its|They|Their|He|His|She|Her)\b"
+    r"|(?:In|Under|For|With|Given|By|At|As|From|On|Of|To)\s+(?:this|that|these|those|such)\b"
+    r"|(?:However|Also|Moreover|Furthermore|Nonetheless|Nevertheless|Still|Accordingly|Consequently|Therefore"
+    r"|Thus|Specifically|Instead|In particular|In addition|As a result|For example|For instance|At the same time"
+    r"|By contrast|Even so)\b"
+    r"|(?:[\w'’-]+\s+){1,4}also\b"
+    r"|(?:[\w'’,-]+\s+){1,7}(?:this|these|such)\s+(?!(?:meeting|meetings|year|years|month|months|week|weeks|quarter"
+    r"|time|times|spring|summer|fall|autumn|winter|morning|afternoon|evening)\b)[a-z]")
 MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
 REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other
 # a further part of a question: ", and" / "and" before a question word or an auxiliary that opens one
@@ -174,7 +194,8 @@ _MONTH_NAME = re.compile(r"\b(?:January|February|March|April|May|June|July|Augus
                          r"|December)\b")
 _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 def content_terms(text: str) -> list[str]:
-    return [t for t in TOKENS(text) if t not in QUESTION_WORDS]
+    """The terms of ``text`` less the words of asking (QUESTION_WORDS, "how much", "how many")."""
+    return [t for t in TOKENS(_HOW_MUCH.sub(" ", text)) if t not in QUESTION_WORDS]
 
 
 def assess_query(question: str, today: str, event: str = "") -> dict:
@@ -218,12 +239,27 @@ def _sentences(passage: str) -> tuple[int | None, list[str]]:
     head = PASSAGE_HEAD.match(passage)
     body = passage[head.end():] if head else passage
     n = int(head.group(1)) if head else None
-    parts = [" ".join(block[a:b].split()) for block in re.split(r"\n\s*\n", body) for a, b in sentence_spans(block)]
+    blocks = re.split(r"\n\s*\n", body)
+    blocks = [b for i, b in enumerate(blocks) if not _heading(b, blocks[i + 1] if i + 1 < len(blocks) else None)]
+    parts = [" ".join(block[a:b].split()) for block in blocks for a, b in sentence_spans(block)]
     # a chunk may start mid-sentence: a lower-case opening is a fragment, not a sentence
     parts = [s for s in parts if 20 <= len(s) <= MAX_SENTENCE_CHARS and not s[0].islower()]
     # a sentence that introduces a list ("… approved the following steps:") says nothing without
     # it: it is read with the rest of its passage
     return n, [" ".join(parts[i:]) if s.endswith(":") else s for i, s in enumerate(parts)]
+
+
+def _heading(block: str, following: str | None) -> bool:
+    """A paragraph of a few words with no closing punctuation is a heading ("Staff Economic
+    Outlook"), not a sentence, when a paragraph of prose follows it, or, ending the passage, when
+    its words are capitalised and hold no figure; a table's rows are not (no prose follows them,
+    and they hold figures)."""
+    words = block.split()
+    if not words or _CLOSES.search(block.strip()) or len(words) > HEADING_WORDS:
+        return False
+    if following is not None:
+        return len(following.split()) > HEADING_WORDS
+    return not any(c.isdigit() for c in block) and all(w[0].isupper() for w in words if len(w) > 3)
 
 
 def undated_terms(question: str) -> set[str]:
