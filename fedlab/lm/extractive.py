@@ -17,11 +17,11 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   (VOCABULARY_EXPANSIONS: "decision" and "action" are what "the Committee decided to …", a
   pair the stemmer keeps apart).
 - synthesize_answer: splits the passages into sentences (a heading — a paragraph of a few words
-  with no closing punctuation before a paragraph of prose — is none; a sentence ending in a colon introduces
-  a list and is read with the rest of its passage; a sentence said within one chosen before is not
-  said again; a list of names — those present, voting or holding an office: names_list — only for
-  a question asking who) and ranks them by IDF-weighted overlap
-  with the question's terms plus the expansions above (numbers count double) and, for each
+  with no closing punctuation, before prose or ending its passage in capitalised words — is none;
+  a sentence ending in a colon introduces a list and is read with the rest of its passage; a
+  sentence said within one chosen before is not said again; a list of names — those present,
+  voting or holding an office: names_list — only for a question asking who) and ranks them by
+  IDF-weighted overlap with the question's terms plus the expansions above (numbers count double) and, for each
   abbreviation the corpus defines (fedlab.corpus.glossary) whose short or long form the question
   holds, the other form's terms ("IOER" also matches "interest … excess reserve balances"). Date words are
   not terms (the date range is filtered on): the date expressions themselves — months, days,
@@ -162,8 +162,8 @@ _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)  # asks for an amount or 
 DATE = frozenset({"date"})
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
 MAX_SENTENCE_CHARS = 700
-_CLOSES = re.compile(r"[.?!:;\"”’')\]]$")
-HEADING_WORDS = 15
+_CLOSES = re.compile(r"[.?!:;\"”’')\]]$")  # how a sentence (or a list's introduction) ends
+HEADING_WORDS = 15  # a paragraph this short with no closing punctuation may be a heading (_heading)
 MEETING_SHARE = 0.5  # a meeting is kept when its best sentence scores at least this share of the best
 CLOSE_SHARE = 0.8  # a different sentence this close to a meeting's best replaces a repeated one
 # a list of names — those present ("PRESENT: Jerome H. Powell, Chair John C. Williams, Vice Chair …"),
@@ -193,6 +193,8 @@ _PART = re.compile(r",?\s+and\s+(?=(?:what|how|when|where|why|which|who|whom|who
 _MONTH_NAME = re.compile(r"\b(?:January|February|March|April|May|June|July|August|September|October|November"
                          r"|December)\b")
 _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+
+
 def content_terms(text: str) -> list[str]:
     """The terms of ``text`` less the words of asking (QUESTION_WORDS, "how much", "how many")."""
     return [t for t in TOKENS(_HOW_MUCH.sub(" ", text)) if t not in QUESTION_WORDS]

@@ -1,9 +1,9 @@
 """The extractive reader's answer to "when did the statements say …": for each run of policy
 statements the agent handed over (fedlab.retrieval.mentions; passages whose section ``said_in``
 reads), one line saying from when to when and in how many statements (in words, as the rate path
-counts, unless more than twenty), then the first and the
-last statement's sentence and the new wording in the statement after them (or that statement,
-cited, when nothing in it is close), each cited:
+counts, unless more than twenty), then the first and the last statement's sentence and the new
+wording in the statement after them (or that statement, cited, when nothing in it is close), each
+cited:
 
     The policy statements said this from March 2023 to December 2023, in all eight statements [1][2].
     March 2023: The U.S. banking system is sound and resilient. [1] December 2023: … [2]

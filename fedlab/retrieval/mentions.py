@@ -14,16 +14,16 @@ lowered?") stays with the one before it, and its words are not scored: it asks a
 thing, in words of asking ("…, and when was that explanation dropped?"). For each clause, every
 sentence of the policy statements in range is scored by the clause's content terms it holds
 (words of saying, of occurrence and of counting — "say", "first", "appear", "many" — and the
-date words aside), each weighed by its IDF over
-the statements' sentences; the best sentence's terms are what the statements said, and a
-statement says it when one of its sentences holds all of them. A clause gets no run when those
-terms carry less than HELD_SHARE of its terms' weight (what was asked is not in the statements:
-an ON RRP offering rate is set in implementation notes), or when the range holds fewer than two
-statements. With each run comes the statement after its last one, when the range holds it: its
-closest sentence, the new wording of what was dropped when it holds at least HELD_SHARE of the
-run's weight; else the sentence it put in the place of the run's last sentence (the two
-statements' edit, fedlab.retrieval.changes: "will be patient …" became "will act as appropriate
-…"), the one sharing most of its words; else its opening sentence, to cite the statement by.
+date words aside), each weighed by its IDF over the statements' sentences; the best sentence's
+terms are what the statements said, and a statement says it when one of its sentences holds all
+of them. A clause gets no run when those terms carry less than HELD_SHARE of its terms' weight
+(what was asked is not in the statements: an ON RRP offering rate is set in implementation
+notes), or when the range holds fewer than two statements. With each run comes the statement
+after its last one, when the range holds it: its closest sentence, the new wording of what was
+dropped when it holds at least HELD_SHARE of the run's weight; else the sentence it put in the
+place of the run's last sentence (the two statements' edit, fedlab.retrieval.changes: "will be
+patient …" became "will act as appropriate …"), the one sharing most of its words; else its
+opening sentence, to cite the statement by.
 
 A clause that quotes wording in double quotes (… listed "muted inflation pressures" …) asks about
 its quotations: their terms alone are scored, and the run is ``verbatim`` when its first
@@ -41,8 +41,8 @@ from dataclasses import dataclass, replace
 
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.document import Document
-from fedlab.retrieval.changes import statement_change
 from fedlab.index.tokens import Tokenizer, stem
+from fedlab.retrieval.changes import statement_change
 
 # words of saying, of occurrence and of the text's parts: how a question asks when something was said, not what
 MENTION_WORDS = frozenset(stem(w) for w in """
