@@ -40,17 +40,16 @@ def _path(rate: str, values: dict[str, tuple[float, str, int]]) -> str:
     name = ADMINISTERED_RATES[rate][0]
     first = values[dates[0]]
     clauses = [f"it was {first[1]} {in_label(labels[dates[0]])} {cite_sources([first[2]])}"]
-    last_change = dates[0]
+    last_change, moves = dates[0], 0
     for before, date in zip(dates, dates[1:]):
         was, now = values[before], values[date]
         if now[0] != was[0]:
             verb = "raised" if now[0] > was[0] else "lowered"
             clauses.append(f"{verb} to {now[1]} {in_label(labels[date])} {cite_sources([now[2]])}")
-            last_change = date
+            last_change, moves = date, moves + 1
     last = values[dates[-1]]
     if last_change != dates[-1]:
         clauses.append(f"unchanged at {last[1]} through {labels[dates[-1]]} {cite_sources([last[2]])}")
-    moves = len(clauses) - 1 - (last_change != dates[-1])
     changed = f"changed {times_text(moves)}" if moves else "did not change"
     return f"{name[0].upper()}{name[1:]} {changed}: " + "; ".join(clauses) + "."
 

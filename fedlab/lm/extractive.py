@@ -242,7 +242,7 @@ def _sentences(passage: str) -> tuple[int | None, list[str]]:
     body = passage[head.end():] if head else passage
     n = int(head.group(1)) if head else None
     blocks = re.split(r"\n\s*\n", body)
-    blocks = [b for i, b in enumerate(blocks) if not _heading(b, blocks[i + 1] if i + 1 < len(blocks) else None)]
+    blocks = [b for b, following in zip(blocks, [*blocks[1:], None]) if not _heading(b, following)]
     parts = [" ".join(block[a:b].split()) for block in blocks for a, b in sentence_spans(block)]
     # a chunk may start mid-sentence: a lower-case opening is a fragment, not a sentence
     parts = [s for s in parts if 20 <= len(s) <= MAX_SENTENCE_CHARS and not s[0].islower()]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fedlab.lm.rate_path import count_word, meeting_labels
+from fedlab.lm.rate_path import NUMBER_WORDS, count_word, meeting_labels
 from fedlab.retrieval.mentions import SaidPlace, said_in
 
 
@@ -61,8 +61,8 @@ def said_answer(said: list[SaidPassage]) -> str:
             out.append(f"Of the policy statements searched, only that of {labels[first.meeting_date]} said this "
                        f"{_cite(first.source)}.")
         else:
-            # in words, as the rate path counts, unless the larger needs figures: both alike
-            spell = count_word if count_word(place.statements) != str(place.statements) else str
+            # in words, as the rate path counts, unless the larger has none: both alike
+            spell = count_word if place.statements < len(NUMBER_WORDS) else str
             saying, statements = spell(place.saying), spell(place.statements)
             count = "both" if place.saying == place.statements == 2 else f"all {saying}" \
                 if place.saying == place.statements else f"{saying} of the {statements}"

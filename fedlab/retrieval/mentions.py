@@ -221,10 +221,12 @@ class StatementReader:
         if following and self.sentences[following[0]]:
             i = following[0]
             closest = max(self.sentences[i], key=lambda s: score(s[2]))
-            # its closest sentence, when it holds most of what was said; else its opening, to cite it by
-            reworded = score(closest[2]) >= HELD_SHARE * score(held)
-            put = None if reworded else self._put_in_place(said[-1], saying[-1], i)
-            a, b = closest[:2] if reworded else put or self.sentences[i][0][:2]
-            reworded = reworded or put is not None
+            # its new wording: its closest sentence, when that holds most of what was said, else the
+            # sentence it put in the run's last one's place; failing both, its opening, to cite it by
+            if score(closest[2]) >= HELD_SHARE * score(held):
+                (a, b), reworded = closest[:2], True
+            else:
+                put = self._put_in_place(said[-1], saying[-1], i)
+                (a, b), reworded = (put, True) if put else (self.sentences[i][0][:2], False)
             after = SaidSentence(self.statements[i].doc_id, a, b, self.statements[i].meeting_date)
         return StatementRun(said, saying[-1] - saying[0] + 1, after, saying[0] == inside[0], reworded)
