@@ -67,6 +67,26 @@ def test_the_statement_after_a_run_gives_its_new_wording_when_it_holds_most_of_w
     assert run.after.meeting_date == "2019-05-01" and run.reworded and text(docs, run.after) == act
 
 
+def test_wording_dropped_and_taken_up_again_is_two_runs_the_clause_choosing_between_them():
+    """More than RUN_GAP statements without it end a run; of the runs, the one whose sentences hold
+    more of the clause's other words answers it, and each does when none holds more."""
+    virus = "The pandemic is causing tremendous hardship across the country."
+    war = "The war abroad is causing tremendous hardship."
+    docs = [statement("2020-04-29", GOALS, virus), statement("2020-06-10", GOALS, virus),
+            statement("2020-07-29", GOALS, HOLD), statement("2020-09-16", GOALS, HOLD),
+            statement("2020-11-05", GOALS, war), statement("2020-12-16", GOALS, war),
+            statement("2021-01-27", GOALS, HOLD)]
+    reader = StatementReader(docs)
+    [run] = reader.runs('When did the statement say the pandemic was causing "tremendous hardship"?', None, None)
+    assert [s.meeting_date for s in run.said] == ["2020-04-29", "2020-06-10"] and run.statements == 2
+    assert run.after.meeting_date == "2020-07-29"
+    [run] = reader.runs('When did the statement say the war was causing "tremendous hardship"?', None, None)
+    assert [s.meeting_date for s in run.said] == ["2020-11-05", "2020-12-16"]
+    both = reader.runs('When did the statement say "tremendous hardship"?', None, None)
+    assert [(r.first.meeting_date, r.last.meeting_date) for r in both] == [("2020-04-29", "2020-06-10"),
+                                                                          ("2020-11-05", "2020-12-16")]
+
+
 def test_quoted_wording_is_what_was_said_and_verbatim_when_a_statement_holds_it_word_for_word():
     """A quotation is the wording asked about: the clause's other words ("listed among the things
     it weighed") need not be in the statements; the run is verbatim when its first sentence holds

@@ -16,7 +16,10 @@ sentence of the policy statements in range is scored by the clause's content ter
 (words of saying, of occurrence and of counting — "say", "first", "appear", "many" — and the
 date words aside), each weighed by its IDF over the statements' sentences; the best sentence's
 terms are what the statements said, and a statement says it when one of its sentences holds all
-of them. A clause gets no run when those terms carry less than HELD_SHARE of its terms' weight
+of them. The statements saying it make a run, split where more than RUN_GAP in a row do not: wording
+dropped and taken up again is two runs, perhaps about two things, and the one whose sentences hold
+more of the clause's other words answers it (each does when none holds more). A clause gets no run
+when those terms carry less than HELD_SHARE of its terms' weight
 (what was asked is not in the statements: an ON RRP offering rate is set in implementation
 notes), or when the range holds fewer than two statements. With each run comes the statement
 after its last one, when the range holds it: its closest sentence, the new wording of what was
@@ -52,6 +55,7 @@ cite cited refer referred use used include included drop dropped remove removed 
 language phrase time times paragraph paragraphs sentence sentences line lines passage clause
 """.split())
 HELD_SHARE = 0.5  # the best sentence's terms must carry this share of the clause's terms' weight
+RUN_GAP = 1  # statements in a row that may lack it within one run (an unscheduled statement is brief)
 _TOKENS = Tokenizer()
 # a further clause asking when / which / how long ("…, and when did vaccinations first appear?")
 _CLAUSE = re.compile(r"\s*(?:,?\s+and\s+|;\s*)(?=(?:when|which|how long)\b)", re.I)
@@ -175,11 +179,9 @@ class StatementReader:
             # was that explanation dropped?" asks about the same thing, in words of asking)
             asked = _CLAUSE.split(clause, maxsplit=1)[0]
             terms = set(_TOKENS(" ".join(quotations) or asked)) - MENTION_WORDS - date_words
-            run = self._run(terms, inside) if terms else None
-            if run is not None and quotations:
-                run = replace(run, verbatim=self._holds(run.first, quotations))
-            if run is not None:
-                out.append(run)
+            whole = set(_TOKENS(asked)) - MENTION_WORDS - date_words
+            for run in self._runs(terms, inside, whole) if terms else []:
+                out.append(replace(run, verbatim=self._holds(run.first, quotations)) if quotations else run)
         return out
 
     def _holds(self, said: SaidSentence, quotations: list[str]) -> bool:
@@ -199,7 +201,13 @@ class StatementReader:
         return max(((len(terms & dropped) / len(terms | dropped), (a, b)) for a, b, terms in self.sentences[j]
                     if (a, b) in put and terms | dropped), default=(0.0, None))[1]
 
-    def _run(self, terms: set[str], inside: list[int]) -> StatementRun | None:
+    def _runs(self, terms: set[str], inside: list[int], clause_terms: set[str]) -> list[StatementRun]:
+        """The runs of statements holding what ``terms`` ask about: the statements whose sentence
+        holds the best sentence's terms, split where more than RUN_GAP statements in a row do not
+        (wording dropped and taken up again later is said twice: "… is causing tremendous human and
+        economic hardship" of the pandemic in 2020–21, of the war in Ukraine in 2022–23). Of
+        several, those whose sentences best hold the whole clause's ``clause_terms`` — "the pandemic
+        was causing …" is the first — all of them when none does better."""
         weight = {t: self.idf(t) for t in terms}
 
         def score(held: frozenset[str]) -> float:
@@ -207,15 +215,31 @@ class StatementReader:
 
         best = max(((score(s[2]), i, s) for i in inside for s in self.sentences[i]), key=lambda x: x[0], default=None)
         if best is None or best[0] < HELD_SHARE * math.fsum(weight.values()) or best[0] <= 0:
-            return None
+            return []
         held = best[2][2] & terms
         said, saying = [], []
         for i in inside:
             holding = [s for s in self.sentences[i] if held <= s[2]]
             if holding:
-                a, b, _ = max(holding, key=lambda s: score(s[2]))  # the first of the best: max keeps it
-                said.append(SaidSentence(self.statements[i].doc_id, a, b, self.statements[i].meeting_date))
+                a, b, terms_held = max(holding, key=lambda s: score(s[2]))  # the first of the best: max keeps it
+                said.append((SaidSentence(self.statements[i].doc_id, a, b, self.statements[i].meeting_date),
+                             terms_held))
                 saying.append(i)
+        position = {i: k for k, i in enumerate(inside)}
+        segments, start = [], 0
+        for k in range(1, len(saying) + 1):
+            if k == len(saying) or position[saying[k]] - position[saying[k - 1]] - 1 > RUN_GAP:
+                segments.append((start, k))
+                start = k
+        clause_weight = {t: self.idf(t) for t in clause_terms}
+        fit = [max(math.fsum(clause_weight[t] for t in held_terms & clause_terms) for _, held_terms in said[a:b])
+               for a, b in segments]
+        return [self._segment_run([x for x, _ in said[a:b]], saying[a:b], inside, held, score)
+                for (a, b), f in zip(segments, fit) if f >= max(fit)]
+
+    def _segment_run(self, said: list[SaidSentence], saying: list[int], inside: list[int], held: frozenset[str],
+                     score) -> StatementRun:
+        """One run, with the statement after its last one, when the range holds it."""
         after, reworded = None, False
         following = [i for i in inside if i > saying[-1]]
         if following and self.sentences[following[0]]:
