@@ -82,6 +82,24 @@ def test_answer_features_read_the_answer_not_the_evidence():
     assert untyped["asks_answer_type"] == 0.0 and untyped["answer_type_found"] == 1.0
 
 
+def test_the_rarest_term_an_answer_lacks_is_its_topic_and_a_date_is_none():
+    from fedlab.index.tokens import Tokenizer
+
+    tokens = Tokenizer()
+    vocab = Vocabulary(100, dict(zip(tokens("IOER rate followed technical adjustment"), (2, 60, 30, 5, 10))))
+    question = "What rate on IOER followed the technical adjustment?"
+    terms = question_terms(question, None, vocab)
+    right = "IOER was set at 1.60 percent after the technical adjustment. [1]"
+    vague = answer_features(question, terms, "The manager discussed a technical adjustment. [1]", vocab)
+    [ioer], [followed] = tokens("IOER"), tokens("followed")
+    assert vague["answer_missing_idf"] == answer_features(question, terms, "", vocab)["answer_missing_idf"] \
+        == vocab.idf(ioer)
+    assert answer_features(question, terms, right, vocab)["answer_missing_idf"] == vocab.idf(followed) < vocab.idf(ioer)
+    dated = question.replace("?", " in March 2019?")
+    assert answer_features(dated, question_terms(dated, None, vocab), right, vocab)["answer_missing_idf"] \
+        == vocab.idf(followed)  # "March" and "2019", in no passage, would weigh most
+
+
 def test_one_sentence_that_holds_the_asked_terms_scores_above_terms_gathered_across_sentences():
     vocab = Vocabulary(100, {"ioer": 2, "rate": 60, "adjust": 10, "technical": 5})
     question = "What rate on IOER followed the technical adjustment?"

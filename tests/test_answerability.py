@@ -87,6 +87,9 @@ def test_evidence_features_weigh_rare_terms_and_check_doc_types():
     assert statements_only["doc_type_found"] == 0.0 and statements_only["top_dense"] == 0.0
 
 
+LATER_FEATURES = (SIMILARITY_FEATURE, "answer_missing_idf")  # drawn from their own stream, in this order
+
+
 def _rows(n: int = 240, seed: int = 0) -> list[Row]:
     """Synthetic rows whose outcome follows three features, as a fitted model should find: the
     question's vocabulary (off topic), the evidence (answerable), the answer (correct)."""
@@ -99,8 +102,8 @@ def _rows(n: int = 240, seed: int = 0) -> list[Row]:
         # each name drawn once (the correctness head reads the question's n_terms too), in the order the
         # earlier tests' rows were drawn in
         f = {name: rng.uniform() for name in dict.fromkeys((*ANSWERABLE_FEATURES, *CORRECTNESS_FEATURES))
-             if name != SIMILARITY_FEATURE}
-        f[SIMILARITY_FEATURE] = later.uniform()
+             if name not in LATER_FEATURES}
+        f.update({name: later.uniform() for name in LATER_FEATURES})
         f["vocab_share"] = rng.uniform(0, 0.4) if off else rng.uniform(0.6, 1)
         f["idf_coverage"] = ev
         f["answer_idf_coverage"] = said
@@ -231,7 +234,9 @@ def test_the_correctness_head_can_be_fitted_on_the_fresh_questions_alone():
     fresh = answerable & np.array([r.fresh for r in rows])
     as_new = fit_correctness(x, correct, answerable, fresh, "all_as_new")
     assert as_new.mode == "all_as_new" and as_new.rows.sum() == len(given)
-    assert abs(np.mean([as_new.head.proba(r.features)["correct"] for r in given]) - fresh_rate) < 0.05
+    # the indicator takes back most of the pull towards dev's rate (its L2 penalty keeps some)
+    as_new_p = np.mean([as_new.head.proba(r.features)["correct"] for r in given])
+    assert abs(as_new_p - fresh_rate) < 0.25 * (mean_p(pooled) - fresh_rate)
     assert as_new.head.features == list(CORRECTNESS_FEATURES)
     # too few fresh right or wrong answers for the folds: every answerable row, as before
     assert fit_correctness(x, correct, answerable, fresh & (np.cumsum(fresh) <= 8), "calibration_set").mode == "all"

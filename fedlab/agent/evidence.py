@@ -38,6 +38,11 @@ answer, not in the evidence it was drawn from:
   answer_sentence_idf the same share held by the answer's best single sentence: a long answer
                       gathers the terms across many sentences; one that holds them is on point
   answer_sentences    the answer's cited sentences, /MAX_ANSWER_SENTENCES, capped at 1
+  answer_missing_idf  the largest normalised IDF among the question's content terms, date words
+                      aside, that the answer lacks: the topic a boilerplate answer misses
+                      ("cryptocurrency"), which a share of the weight blurs with the common words
+                      it holds (alone, higher in wrong answers; beside the two shares, the fit
+                      weighs it up: with the share held, one rare word missing beats many)
 and, from the embedder's vectors of the question and of what the answer says (``said_text``):
   answer_similarity   their cosine similarity, clipped to [0, 1]: whether the answer is about what
                       was asked, in the embedder's sense, where the terms above see only shared
@@ -55,7 +60,7 @@ import numpy as np
 from fedlab.index.tokens import Tokenizer
 from fedlab.lm.answer_types import asked_types, held_types
 from fedlab.lm.rate_path import MEETING_LABELS
-from fedlab.retrieval.dates import numeric_date_tokens
+from fedlab.retrieval.dates import date_expressions, numeric_date_tokens, parse_date_hint
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 
 TOKENS = Tokenizer()
@@ -65,7 +70,7 @@ QUESTION_FEATURES = (*TOPIC_FEATURES, "n_terms", "dated", "multi_meeting", "name
 EVIDENCE_FEATURES = ("top_dense", "top_score", "margin", "term_coverage", "agreement", "date_coverage",
                      "idf_coverage", "missing_idf", "salient_coverage", "doc_type_found")
 ANSWER_FEATURES = ("asks_answer_type", "answer_type_found", "answer_idf_coverage", "answer_sentences",
-                   "answer_sentence_idf")
+                   "answer_sentence_idf", "answer_missing_idf")
 SIMILARITY_FEATURE = "answer_similarity"  # from the embeddings (answer_similarity), not the text alone
 COMMON_DF = 0.01  # a term in at least this share of passages is common in the corpus
 # a term in at least this share of one document type's passages and in no passage of another marks
@@ -224,11 +229,15 @@ def answer_features(question: str, terms: QuestionTerms, answer: str, vocab: Voc
     # what the answer quotes, not the meeting labels the reader puts before it ("July 2023: "):
     # every passage has a meeting, so a label says nothing about whether the sentence answers
     answer = MEETING_LABELS.sub(r"\1", answer)
+    said = set(TOKENS(answer))
+    dated = set(TOKENS(date_expressions(parse_date_hint(question))))
     return {
         "asks_answer_type": float(bool(kinds)),
         "answer_type_found": len(held_types(answer, kinds)) / len(kinds) if kinds else 1.0,
-        "answer_idf_coverage": _idf_share(terms.content, set(TOKENS(answer)), vocab),
+        "answer_idf_coverage": _idf_share(terms.content, said, vocab),
         "answer_sentences": min(len(_CITED_SENTENCE.findall(answer)), MAX_ANSWER_SENTENCES) / MAX_ANSWER_SENTENCES,
         "answer_sentence_idf": max((_idf_share(terms.content, set(TOKENS(s)), vocab)
                                      for s in _CITED_SENTENCE.split(answer) if s.strip()), default=0.0),
+        "answer_missing_idf": max((vocab.idf(t) for t in terms.content if t not in said and t not in dated),
+                                  default=0.0),
     }
