@@ -805,3 +805,13 @@ def test_a_list_of_names_is_read_only_for_a_question_asking_who():
     assert why == f"{GEORGE} [Source 2]", why  # the attendance list names both, and says nothing
     who = synthesize_answer("Who was present besides Esther George in July 2019?", passages)["answer"]
     assert "Jerome H. Powell" in who, who
+
+
+def test_united_states_and_us_are_one_place_to_the_reader():
+    """The minutes write both: a question saying "U.S." finds the sentence saying "United States"
+    rather than one that shares only the abbreviation with it."""
+    text = ("Negative rates abroad were discussed by the staff; the U.S. experience differed. All participants "
+            "judged that negative rates were not an attractive tool in the United States.")
+    answer = synthesize_answer("Where did participants come down on negative rates for the U.S.?",
+                               [passage(1, "2019-10-30", text, "minutes")], max_sentences=1)["answer"]
+    assert answer.startswith("All participants judged"), answer

@@ -21,7 +21,8 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   a sentence ending in a colon introduces a list and is read with the rest of its passage; a
   sentence said within one chosen before is not said again; a list of names — those present,
   voting or holding an office: names_list — only for a question asking who) and ranks them by
-  IDF-weighted overlap with the question's terms plus the expansions above (numbers count double) and, for each
+  IDF-weighted overlap with the question's terms plus the expansions above (numbers count double; "United
+  States" read as "U.S.") and, for each
   abbreviation the corpus defines (fedlab.corpus.glossary) whose short or long form the question
   holds, the other form's terms ("IOER" also matches "interest … excess reserve balances"). Date words are
   not terms (the date range is filtered on): the date expressions themselves — months, days,
@@ -158,6 +159,7 @@ VOCABULARY_EXPANSIONS = {
     stem("growth"): "economic activity real GDP",
 }
 _NUMBER = re.compile(r"^\d")
+_UNITED_STATES = re.compile(r"\bUnited States\b")
 _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)  # asks for an amount or a count: "much" is no term
 DATE = frozenset({"date"})
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
@@ -195,9 +197,14 @@ _MONTH_NAME = re.compile(r"\b(?:January|February|March|April|May|June|July|Augus
 _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
 
+def terms_of(text: str) -> list[str]:
+    """``text``'s terms, "United States" read as "U.S." (the minutes write both)."""
+    return TOKENS(_UNITED_STATES.sub("U.S.", text))
+
+
 def content_terms(text: str) -> list[str]:
     """The terms of ``text`` less the words of asking (QUESTION_WORDS, "how much", "how many")."""
-    return [t for t in TOKENS(_HOW_MUCH.sub(" ", text)) if t not in QUESTION_WORDS]
+    return [t for t in terms_of(_HOW_MUCH.sub(" ", text)) if t not in QUESTION_WORDS]
 
 
 def assess_query(question: str, today: str, event: str = "") -> dict:
@@ -387,7 +394,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         for j, sentence in enumerate(sentences):
             if skip is not None and skip(sentence):
                 continue
-            c = (n if n is not None else i + 1, (i, j), sentence, set(TOKENS(sentence)), meeting)
+            c = (n if n is not None else i + 1, (i, j), sentence, set(terms_of(sentence)), meeting)
             if change is None:
                 candidates.append(c)
             elif not (drop_rosters and ROSTER.match(sentence)):
