@@ -39,10 +39,11 @@ answer, not in the evidence it was drawn from:
                       gathers the terms across many sentences; one that holds them is on point
   answer_sentences    the answer's cited sentences, /MAX_ANSWER_SENTENCES, capped at 1
   answer_missing_idf  the largest normalised IDF among the question's content terms, date words
-                      aside, that the answer lacks: the topic a boilerplate answer misses
-                      ("cryptocurrency"), which a share of the weight blurs with the common words
-                      it holds (alone, higher in wrong answers; beside the two shares, the fit
-                      weighs it up: with the share held, one rare word missing beats many)
+                      aside, that the answer lacks. Alone it is higher in wrong answers (the topic
+                      a boilerplate answer misses); beside the two shares the fit weighs it up: at
+                      the same share held, a lack that is one rare word — often the question's own
+                      phrasing, which the documents do not use — is less harmful than a lack
+                      spread over several terms
 and, from the embedder's vectors of the question and of what the answer says (``said_text``):
   answer_similarity   their cosine similarity, clipped to [0, 1]: whether the answer is about what
                       was asked, in the embedder's sense, where the terms above see only shared
