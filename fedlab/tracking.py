@@ -204,6 +204,24 @@ EXPERIMENT_DESCRIPTION = (
     "an agent is evaluated). Sweep parent runs (tag fedlab.sweep=parent) describe their study.")
 
 
+@contextmanager
+def _setting_up(uri: str) -> Iterator[None]:
+    """Hold a lock beside a local sqlite store while a process sets it up: MLflow creates and
+    migrates a new store's tables, and creates a missing experiment, with no lock of its own, so
+    two evaluations started at once on a fresh checkout fail ("table … already exists")."""
+    if not uri.startswith("sqlite:///"):
+        yield
+        return
+    import fcntl
+
+    with open(f"{uri.removeprefix('sqlite:///')}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 class Tracker:
     """A thin wrapper that owns the mlflow import and the experiment set-up."""
 
@@ -215,15 +233,16 @@ class Tracker:
 
         self.mlflow = mlflow
         mlflow.set_tracking_uri(self.tracking_uri)
-        existing = mlflow.get_experiment_by_name(experiment)
-        if existing is None:
-            exp_id = mlflow.create_experiment(
-                experiment, artifact_location=_artifact_location(self.tracking_uri, experiment),
-                tags={"mlflow.note.content": EXPERIMENT_DESCRIPTION})
-        else:
-            exp_id = existing.experiment_id
-            if "mlflow.note.content" not in (existing.tags or {}):
-                mlflow.MlflowClient().set_experiment_tag(exp_id, "mlflow.note.content", EXPERIMENT_DESCRIPTION)
+        with _setting_up(self.tracking_uri):
+            existing = mlflow.get_experiment_by_name(experiment)
+            if existing is None:
+                exp_id = mlflow.create_experiment(
+                    experiment, artifact_location=_artifact_location(self.tracking_uri, experiment),
+                    tags={"mlflow.note.content": EXPERIMENT_DESCRIPTION})
+            else:
+                exp_id = existing.experiment_id
+                if "mlflow.note.content" not in (existing.tags or {}):
+                    mlflow.MlflowClient().set_experiment_tag(exp_id, "mlflow.note.content", EXPERIMENT_DESCRIPTION)
         self.experiment_id = exp_id
         mlflow.set_experiment(experiment)
 

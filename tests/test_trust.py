@@ -359,3 +359,27 @@ def test_gate_record_round_trips(ws, tmp_path):
     again = _run(common)
     assert again.returncode == 0, again.stderr[-2000:]
     assert "FAIL" not in again.stdout and "stale" not in again.stdout
+
+
+def _set_up_tracker(uri: str) -> None:
+    from fedlab.tracking import Tracker
+
+    Tracker(uri, "started-together")
+
+
+def test_evaluations_started_together_on_a_fresh_store_both_set_it_up(tmp_path):
+    """MLflow creates and migrates a new sqlite store's tables with no lock of its own: four
+    processes setting one up at once used to fail ("table … already exists") but one."""
+    import multiprocessing
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_set_up_tracker, args=(uri,)) for _ in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+    assert [p.exitcode for p in procs] == [0, 0, 0, 0]
+    from mlflow.tracking import MlflowClient
+
+    assert [e.name for e in MlflowClient(uri).search_experiments() if e.name == "started-together"] == ["started-together"]
