@@ -428,12 +428,17 @@ def events_search(corpus_dir):
                                                    f"paths.data_dir={corpus_dir.parent.parent}"]), "direct")
 
 
+def extractive_answer(search, question: str, **settings):
+    """The unmodelled extractive agent's answer, ``settings`` overriding AgentSettings' defaults."""
+    return AgentProgram(search, ExtractiveBackend(), AgentSettings(**settings))(question)
+
+
 def test_a_rate_path_question_is_answered_from_the_timelines_implementation_notes(events_search):
     """The agent hands the backend each meeting's note that set the rate asked about (a retriever
     with events reads the meeting timeline); the answer cites the meetings where it changed."""
     assert events_search.searcher.timeline is not None
     question = "How did the primary credit rate move during 2019?"
-    a = AgentProgram(events_search, ExtractiveBackend(), AgentSettings())(question)
+    a = extractive_answer(events_search, question)
     assert not a.abstained, a.answer
     assert_grounded(a)
     assert a.answer.startswith("The primary credit rate changed three times: it was 3.00 percent in "
@@ -444,7 +449,7 @@ def test_a_rate_path_question_is_answered_from_the_timelines_implementation_note
     for value, _, n in moved:  # each change is cited to the passage that states it
         cited = a.citations[int(n) - 1]
         assert cited.meeting_date.startswith("2019-") and f"{value} percent" in cited.text
-    without = AgentProgram(events_search, ExtractiveBackend(), AgentSettings(decision_passages=False))(question)
+    without = extractive_answer(events_search, question, decision_passages=False)
     assert "July 2019" not in without.answer  # the search alone misses July's note: the timeline adds it
 
 
@@ -467,14 +472,14 @@ def test_a_vote_question_is_answered_from_the_timelines_vote_records(events_sear
     """The agent hands the backend the vote record of each meeting in range; the answer says how
     the vote split and why, cited to the statement."""
     question = "Was the vote at the March 2022 meeting unanimous?"
-    a = AgentProgram(events_search, ExtractiveBackend(), AgentSettings())(question)
+    a = extractive_answer(events_search, question)
     assert not a.abstained, a.answer
     assert_grounded(a)
     assert a.answer.startswith("March 2022: 8 for, 1 against — James Bullard, who preferred at this meeting to raise "
                                "the target range for the federal funds rate by 0.5 percentage point"), a.answer
     cited = a.citations[0]  # the record is cited to the statement that states it
     assert cited.meeting_date == "2022-03-16" and "Voting against" in cited.text
-    without = AgentProgram(events_search, ExtractiveBackend(), AgentSettings(vote_passages=0))(question)
+    without = extractive_answer(events_search, question, vote_passages=0)
     assert not without.answer.startswith("March 2022:")
 
 
@@ -536,12 +541,12 @@ def test_a_dated_question_counting_the_statements_that_said_something_is_answere
     the count is the run's, in words."""
     # "2021" weighed as a word no statement sentence holds would sink the run
     question = "For how many 2021 meetings did the statement call elevated inflation transitory?"
-    a = AgentProgram(events_search, ExtractiveBackend(), AgentSettings())(question)
+    a = extractive_answer(events_search, question)
     assert not a.abstained, a.answer
     assert_grounded(a)
     assert a.answer.startswith("The policy statements said this from September 2021 to November 2021, in both "
                                "statements"), a.answer
-    b = AgentProgram(events_search, ExtractiveBackend(), AgentSettings(statement_runs=False))(question)
+    b = extractive_answer(events_search, question, statement_runs=False)
     assert "The policy statements said this" not in b.answer
 
 
@@ -549,7 +554,7 @@ def test_a_balance_sheet_question_is_answered_from_the_timelines_actions(events_
     """The agent hands the backend each balance-sheet action in range with the sentences detailing
     it; the answer opens with them, cited to the statement."""
     question = "What did the Committee announce about its asset purchases in January 2022?"
-    a = AgentProgram(events_search, ExtractiveBackend(), AgentSettings())(question)
+    a = extractive_answer(events_search, question)
     assert not a.abstained, a.answer
     assert_grounded(a)
     assert a.answer.startswith("January 2022: The Committee decided to continue to reduce the monthly pace of its net "
@@ -558,7 +563,7 @@ def test_a_balance_sheet_question_is_answered_from_the_timelines_actions(events_
                                "per month"), a.answer
     cited = a.citations[0]
     assert cited.meeting_date == "2022-01-26" and "$20 billion per month" in cited.text
-    without = AgentProgram(events_search, ExtractiveBackend(), AgentSettings(balance_sheet_passages=0))(question)
+    without = extractive_answer(events_search, question, balance_sheet_passages=0)
     assert not without.answer.startswith("January 2022:")
 
 

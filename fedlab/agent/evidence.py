@@ -61,7 +61,7 @@ import numpy as np
 from fedlab.index.tokens import Tokenizer
 from fedlab.lm.answer_types import asked_types, held_types
 from fedlab.lm.rate_path import MEETING_LABELS
-from fedlab.retrieval.dates import date_expressions, numeric_date_tokens, parse_date_hint
+from fedlab.retrieval.dates import numeric_date_tokens, question_dates
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 
 TOKENS = Tokenizer()
@@ -231,7 +231,7 @@ def answer_features(question: str, terms: QuestionTerms, answer: str, vocab: Voc
     # every passage has a meeting, so a label says nothing about whether the sentence answers
     answer = MEETING_LABELS.sub(r"\1", answer)
     said = set(TOKENS(answer))
-    dated = set(TOKENS(date_expressions(parse_date_hint(question))))
+    dated = set(TOKENS(question_dates(question)))
     return {
         "asks_answer_type": float(bool(kinds)),
         "answer_type_found": len(held_types(answer, kinds)) / len(kinds) if kinds else 1.0,

@@ -50,7 +50,7 @@ from fedlab.agent.types import EVIDENCE_ABSTENTIONS, AgentAnswer, Citation
 from fedlab.errors import FedlabError
 from fedlab.index.filter import MetadataFilter
 from fedlab.index.tokens import Tokenizer
-from fedlab.retrieval.dates import numeric_date_tokens
+from fedlab.retrieval.dates import numeric_date_tokens, question_dates
 from fedlab.retrieval.two_pass import preferring_doc_types
 from fedlab.retrieval.types import SCOPES, DateHint, Hit, RetrievalResult
 
@@ -405,7 +405,6 @@ class AgentProgram:
         its clauses the policy statements answer, the run of statements that said what it asks
         about (fedlab.retrieval.mentions.StatementRun)."""
         from fedlab.lm.answer_types import asked_types, counts_documents
-        from fedlab.retrieval.dates import date_expressions, parse_date_hint
 
         runs_in = getattr(self.search_access.searcher, "statement_runs", None)
         asks = "date" in asked_types(question) or counts_documents(question)
@@ -415,7 +414,7 @@ class AgentProgram:
         if spanned is None:  # one meeting: when, within it, is not a statement's to say
             return []
         # the question's dates are the range, not what was said (the agent's hint holds no text)
-        words = frozenset(_TOKENS(date_expressions(parse_date_hint(question))))
+        words = frozenset(_TOKENS(question_dates(question)))
         return runs_in(question, *spanned, words)
 
     def said_hits(self, runs: list) -> list[ExtraPassage]:

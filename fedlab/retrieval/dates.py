@@ -384,6 +384,12 @@ def date_expressions(hint: DateHint | None) -> str:
     return " ".join(m.group(0) for m in _DATE_EXPRESSION.finditer(hint.text)) if hint is not None and hint.text else ""
 
 
+def question_dates(question: str) -> str:
+    """The date expressions of the range ``question`` names (``date_expressions`` of its parsed
+    hint): the range, not words a passage or a statement must hold."""
+    return date_expressions(parse_date_hint(question))
+
+
 def parse_date_hint(question: str, today: date | None = None) -> DateHint | None:
     """The date range ``question`` refers to, or None. ``today`` ends open ranges ("since 2023");
     pass the corpus end date to bound them by the data instead of the clock."""

@@ -217,18 +217,18 @@ class StatementReader:
         if best is None or best[0] < HELD_SHARE * math.fsum(weight.values()) or best[0] <= 0:
             return []
         held = best[2][2] & terms
-        said, saying = [], []
-        for i in inside:
+        said, at = [], []  # at: each saying statement's place among those in range
+        for k, i in enumerate(inside):
             holding = [s for s in self.sentences[i] if held <= s[2]]
             if holding:
                 a, b, terms_held = max(holding, key=lambda s: score(s[2]))  # the first of the best: max keeps it
                 said.append((SaidSentence(self.statements[i].doc_id, a, b, self.statements[i].meeting_date),
                              terms_held))
-                saying.append(i)
-        position = {i: k for k, i in enumerate(inside)}
+                at.append(k)
+        saying = [inside[k] for k in at]
         segments, start = [], 0
-        for k in range(1, len(saying) + 1):
-            if k == len(saying) or position[saying[k]] - position[saying[k - 1]] - 1 > RUN_GAP:
+        for k in range(1, len(at) + 1):
+            if k == len(at) or at[k] - at[k - 1] - 1 > RUN_GAP:
                 segments.append((start, k))
                 start = k
         clause_weight = {t: self.idf(t) for t in clause_terms}
