@@ -550,6 +550,27 @@ def test_a_question_naming_the_statements_weighs_their_changes_against_their_own
     assert "New in" not in unnamed and discussed in unnamed, unnamed
 
 
+def test_a_change_at_one_meeting_is_answered_from_its_edits_only_when_they_match_best():
+    """"What changes to X were made at one meeting" may be the statement's edits or the decisions its
+    minutes record: with one meeting asked about, the edits answer only when they match the question
+    at least as well as any other sentence; between two meetings, half as well is enough."""
+    from fedlab.retrieval.changes import dropped_by, new_since
+
+    announced = "The Federal Reserve announced measures related to the dollar liquidity swap line arrangements."
+    amended = ("The Committee approved amendments to the dollar liquidity swap line arrangements to lower their "
+               "pricing to the OIS rate plus 25 basis points.")
+    passages = [passage(1, "2020-03-15", amended, kind="minutes"),
+                passage(2, "2020-03-03", GUIDANCE_OLD, section=dropped_by("2020-03-15")),
+                passage(3, "2020-03-15", announced, section=new_since("2020-03-03"))]
+    one = synthesize_answer("What changes to the dollar swap line arrangements were approved at the March 15, 2020 "
+                            "meeting?", passages)["answer"]
+    assert "New on" not in one and "OIS rate plus 25 basis points" in one, one
+    assert_grounds(one, 3)
+    two = synthesize_answer("How did the dollar swap line arrangements change between the March 3 and March 15, "
+                            "2020 statements?", passages)["answer"]
+    assert two.startswith(f"New on March 15, 2020 (since March 3, 2020): {announced} [Source 3]"), two
+
+
 def test_change_passages_are_not_used_for_other_questions():
     answer = synthesize_answer("What did the June 2019 statement say about the labor market and household spending?",
                                change_passages())["answer"]

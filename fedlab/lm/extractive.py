@@ -42,7 +42,10 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      shares) — an edit scores as its best sentence; not when their best scores below
      MEETING_SHARE of the best other sentence (the changes are not about what is asked) — of
      the best other sentence of the changed documents' kind, when the question names it
-     ("between the June and July statements": a minutes sentence is no rival).
+     ("between the June and July statements": a minutes sentence is no rival) — or, when the
+     question asks about one meeting ("what changes to the swap lines were backed on March 15,
+     2020?": its statement's edits or the decisions its minutes record), below the best other
+     sentence itself.
   1. rate path (fedlab.lm.rate_path): a question about the federal funds target range over
      several meetings that counts moves, asks for the path, which moves there were or whether
      there was one is
@@ -418,7 +421,10 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         kind = (frozenset().union(*(titles[c[1][0]] for c in changed)) - frozenset.intersection(*titles)) \
             & set(TOKENS(question))
         rivals = [c for c in candidates if titles[c[1][0]] & kind] if kind else candidates
-        answer = _changes([(score(c[3]), c) for c in changed], max((score(c[3]) for c in rivals), default=0.0))
+        # one meeting asked about: its statement's edits are one reading of "what changed" among others
+        # (the decisions its minutes record), taken only when they match the question best
+        share = MEETING_SHARE if spans_meetings(question, hint) else 1.0
+        answer = _changes([(score(c[3]), c) for c in changed], max((score(c[3]) for c in rivals), default=0.0), share)
         if answer:
             return answer
     score = scorer(candidates, q_terms)
@@ -497,12 +503,12 @@ def _parts_best(question: str, hint, candidates: list, titles: list[frozenset[st
     return kept
 
 
-def _changes(scored: list, best_other: float) -> str:
+def _changes(scored: list, best_other: float, share: float) -> str:
     """Rule 0 (module docstring): what each statement in the question's range added and dropped,
     statement by statement in date order; "" when the changed sentences are not about what the
-    question asks (their best scores below MEETING_SHARE of the best other sentence)."""
+    question asks (their best scores below ``share`` of the best other sentence)."""
     best = max(s for s, _ in scored)
-    if best < MEETING_SHARE * best_other:
+    if best < share * best_other:
         return ""
 
     def pair_of(c) -> tuple[str, str]:
