@@ -12,8 +12,8 @@ import pytest
 from fedlab.agent.build import build_agent
 from fedlab.agent.citations import final_markers
 from fedlab.agent.confidence import level_for
-from fedlab.agent.evidence import (ANSWER_FEATURES, SIMILARITY_FEATURE, answer_features, answer_similarity,
-                                   question_terms, said_text)
+from fedlab.agent.evidence import (ANSWER_FEATURES, COMPOSED_FEATURE, SIMILARITY_FEATURE, Vocabulary, answer_features,
+                                   answer_similarity, question_terms, said_text)
 from fedlab.agent.program import AgentProgram, hint_from
 from fedlab.agent.settings import AgentSettings
 from fedlab.agent.searcher import SearchAccess, open_search
@@ -197,6 +197,21 @@ def test_extractive_predictors_honour_the_signatures():
     assert (out.intent, out.date_from, out.date_to, out.scope) == ("fomc", "2022-03-16", "2022-03-16", "meeting")
     with pytest.raises(TypeError):
         predict(question="x")
+
+
+def test_a_function_backend_may_add_the_steps_extras_and_nothing_else():
+    """The reader's ``composed`` is an extra of SYNTHESIZE_ANSWER (a language model gives only the
+    signature's ``answer``); an output that is neither is refused."""
+    from fedlab.lm.extractive import SignaturePredictor
+
+    assert SYNTHESIZE_ANSWER.extras == ("composed",)
+    both = SignaturePredictor(SYNTHESIZE_ANSWER, lambda question, passages: {"answer": "a", "composed": True})
+    assert both(question="q", passages=[]).composed is True
+    assert SignaturePredictor(SYNTHESIZE_ANSWER, lambda question, passages: {"answer": "a"})(
+        question="q", passages=[]).answer == "a"
+    for outputs in ({"answer": "a", "confidence": 0.9}, {"composed": True}):
+        with pytest.raises(TypeError, match="SynthesizeAnswer must return"):
+            SignaturePredictor(SYNTHESIZE_ANSWER, lambda question, passages, o=outputs: o)(question="q", passages=[])
 
 
 def test_steps_are_the_dspy_signatures():
@@ -481,6 +496,12 @@ def test_a_vote_question_is_answered_from_the_timelines_vote_records(events_sear
     assert cited.meeting_date == "2022-03-16" and "Voting against" in cited.text
     without = extractive_answer(events_search, question, vote_passages=0)
     assert not without.answer.startswith("March 2022:")
+    # recorded for the correctness head: composed from the record, or picked from the passages
+    recorded = AgentProgram(events_search, ExtractiveBackend(), AgentSettings())
+    recorded.vocabulary = Vocabulary.from_chunks(events_search.searcher.chunks)
+    assert recorded(question).signals[COMPOSED_FEATURE] == 1.0
+    picked = recorded("What did the Committee say about inflation in March 2022?")
+    assert not picked.abstained and picked.signals[COMPOSED_FEATURE] == 0.0
 
 
 def test_a_vote_question_naming_a_recorded_dissenter_is_answerable_whatever_the_model_says(events_search):

@@ -11,8 +11,8 @@ import pytest
 
 from fedlab.agent.answerability import (ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, QUESTION_FEATURE,
                                        QUESTION_OFF_TOPIC_FEATURE, AnswerabilityModel, LogisticHead, load_model)
-from fedlab.agent.evidence import (EVIDENCE_FEATURES, QUESTION_FEATURES, SIMILARITY_FEATURE, Vocabulary, evidence_features,
-                                   question_features, question_terms)
+from fedlab.agent.evidence import (COMPOSED_FEATURE, EVIDENCE_FEATURES, QUESTION_FEATURES, SIMILARITY_FEATURE,
+                                   Vocabulary, evidence_features, question_features, question_terms)
 from fedlab.agent.answerability_fit import (ANSWERABLE_FEATURES, CORRECTNESS_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
                                            fit_model, spend_false_abstentions)
 from fedlab.chunking.chunk import Chunk
@@ -87,7 +87,7 @@ def test_evidence_features_weigh_rare_terms_and_check_doc_types():
     assert statements_only["doc_type_found"] == 0.0 and statements_only["top_dense"] == 0.0
 
 
-LATER_FEATURES = (SIMILARITY_FEATURE, "answer_missing_idf")  # drawn from their own stream, in this order
+LATER_FEATURES = (SIMILARITY_FEATURE, "answer_missing_idf", COMPOSED_FEATURE)  # drawn from their own stream, in this order
 
 
 def _rows(n: int = 240, seed: int = 0) -> list[Row]:

@@ -160,6 +160,27 @@ def test_vote_records_say_unanimous_or_who_voted_against_and_why():
     assert "unanimous" not in plain["answer"]
 
 
+def test_an_answer_says_whether_it_was_composed_from_records():
+    """``composed``: a part made from records (here a vote record, a rate path, the statements'
+    changes), not only sentences picked by their words — what the correctness head reads as
+    answer_composed."""
+    decision = passage(3, "2025-07-30", "The Committee decided to maintain the target range for the federal funds "
+                                        "rate at 4-1/4 to 4-1/2 percent.")
+    votes = [vote_record("2025-07-30", 1, against="Christopher J. Waller"), vote_record("2025-06-18", 2), decision]
+    composed = synthesize_answer("How did the vote differ between the June 2025 and July 2025 meetings?", votes)
+    picked = synthesize_answer("What did the Committee decide about the target range in July 2025?", votes)
+    assert composed["composed"] is True and picked["composed"] is False
+    assert picked["answer"]  # an answer all the same
+    passages, _ = tightening_passages()
+    path = synthesize_answer("How many increases in the federal funds target range were there during 2022?", passages)
+    assert path["composed"] is True and path["answer"].startswith("In 2022 the Committee raised")
+    changes = synthesize_answer("What changed in the statement from May to June 2019?", change_passages())
+    assert changes["composed"] is True and changes["answer"].startswith("New in June 2019")
+    other = synthesize_answer("What did the June 2019 statement say about the labor market and household spending?",
+                              change_passages())
+    assert other["composed"] is False and other["answer"]
+
+
 def test_vote_records_over_many_meetings_list_the_split_ones_and_group_the_rest():
     dates = ["2022-01-26", "2022-03-16", "2022-05-04", "2022-06-15", "2022-07-27"]
     passages = [vote_record(d, k + 1, against="Michelle W. Bowman" if d in ("2022-03-16", "2022-06-15") else "")
@@ -461,7 +482,7 @@ def test_a_list_introduced_twice_is_said_once():
 
 def test_no_matching_sentence_gives_an_empty_answer():
     passages = [passage(1, "2022-03-16", BOILERPLATE), passage(2, "2022-05-04", BOILERPLATE)]
-    assert synthesize_answer("Which bakery sold sourdough in 2022 and 2023?", passages) == {"answer": ""}
+    assert synthesize_answer("Which bakery sold sourdough in 2022 and 2023?", passages) == {"answer": "", "composed": False}
 
 
 @pytest.mark.parametrize("question,kept", [

@@ -58,8 +58,8 @@ import numpy as np
 
 from fedlab.agent.answerability import (ANSWER_CLASSES, ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, OFF_TOPIC_CLASSES,
                                        QUESTION_FEATURE, QUESTION_OFF_TOPIC_FEATURE, AnswerabilityModel, LogisticHead)
-from fedlab.agent.evidence import (ANSWER_FEATURES, EVIDENCE_FEATURES, QUESTION_FEATURES, SIMILARITY_FEATURE,
-                                   TOPIC_FEATURES, Vocabulary)
+from fedlab.agent.evidence import (ANSWER_FEATURES, COMPOSED_FEATURE, EVIDENCE_FEATURES, QUESTION_FEATURES,
+                                   SIMILARITY_FEATURE, TOPIC_FEATURES, Vocabulary)
 from fedlab.errors import FedlabError
 
 # what a question is about, not how it is put: its length, a date, a document type named say nothing
@@ -69,7 +69,7 @@ OFF_TOPIC_FEATURES = (*TOPIC_FEATURES, "intent_off_topic", "top_dense")
 ANSWERABLE_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", *EVIDENCE_FEATURES, "retrieval_score")
 # read from the answer itself (fedlab.agent.evidence), and the question's length: a longer question
 # asks for more, which the answer's coverage of its terms does not say
-CORRECTNESS_FEATURES = (*ANSWER_FEATURES, SIMILARITY_FEATURE, "n_terms")
+CORRECTNESS_FEATURES = (*ANSWER_FEATURES, SIMILARITY_FEATURE, COMPOSED_FEATURE, "n_terms")
 FOLDS = 5
 C_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 REPEATS = 5

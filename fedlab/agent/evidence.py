@@ -48,6 +48,11 @@ and, from the embedder's vectors of the question and of what the answer says (``
   answer_similarity   their cosine similarity, clipped to [0, 1]: whether the answer is about what
                       was asked, in the embedder's sense, where the terms above see only shared
                       words (absent without an embedder; the model then reads it as neutral)
+and, from the reader (its ``composed`` output: fedlab.lm.extractive.synthesize_answer):
+  answer_composed     the answer holds a part composed from records — a vote record, a rate or
+                      administered-rate path, a balance-sheet record, when the statements said
+                      something, what they added and dropped — rather than only sentences picked
+                      by their words (0 from a language model, which gives no such output)
 """
 from __future__ import annotations
 
@@ -73,6 +78,7 @@ EVIDENCE_FEATURES = ("top_dense", "top_score", "margin", "term_coverage", "agree
 ANSWER_FEATURES = ("asks_answer_type", "answer_type_found", "answer_idf_coverage", "answer_sentences",
                    "answer_sentence_idf", "answer_missing_idf")
 SIMILARITY_FEATURE = "answer_similarity"  # from the embeddings (answer_similarity), not the text alone
+COMPOSED_FEATURE = "answer_composed"  # from the reader, how it made the answer (below)
 COMMON_DF = 0.01  # a term in at least this share of passages is common in the corpus
 # a term in at least this share of one document type's passages and in no passage of another marks
 # that type: "participant" is in 39% of the minutes' passages and in none of the statements'; the

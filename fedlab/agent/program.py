@@ -41,7 +41,7 @@ from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import AnswerabilityModel
 from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
-from fedlab.agent.evidence import (SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features,
+from fedlab.agent.evidence import (COMPOSED_FEATURE, SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features,
                                    answer_similarity, evidence_features, question_features, question_terms, said_text)
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
@@ -543,7 +543,8 @@ class AgentProgram:
             base["retrieved_chunk_ids"] = list(dict.fromkeys([*retrieved, *(h.chunk.chunk_id for h, _, _ in extra)]))
         with self.backend.context():
             t = time.perf_counter()
-            draft = self.synthesize_answer(question=question, passages=passages).answer
+            drafted = self.synthesize_answer(question=question, passages=passages)
+            draft = drafted.answer
             timings["synthesize"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
@@ -555,7 +556,8 @@ class AgentProgram:
         if terms is not None:  # recorded for the fit; with a model, how likely the answer is right
             given = grounded.text if citations else ""
             said = {**answer_features(question, terms, given, self.vocabulary),
-                    **self.similarity(question_vector, given)}
+                    **self.similarity(question_vector, given),
+                    COMPOSED_FEATURE: float(bool(given) and bool(getattr(drafted, "composed", False)))}
             base["signals"] = {**base["signals"], **{k: round(v, 6) for k, v in said.items()}}
         if not citations:
             if best.p_answerable is not None:

@@ -345,7 +345,10 @@ def spelled_out(question: str, terms: set[str], abbreviations: Abbreviations) ->
 
 def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3,
                       abbreviations: Abbreviations = ()) -> dict:
-    """``abbreviations``: the corpus's (abbreviation_terms), matched both ways."""
+    """{"answer": …, "composed": …}; ``composed``: the answer holds a part composed from records —
+    when the statements said something (said runs), the vote records, the balance-sheet records, a
+    rate path or what the statements added and dropped (rule 0) — rather than only sentences picked
+    by their words. ``abbreviations``: the corpus's (abbreviation_terms), matched both ways."""
     from fedlab.retrieval.dates import parse_date_hint
 
     hint = parse_date_hint(question)
@@ -364,9 +367,11 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         def skip(sentence: str) -> bool:
             return bool(votes and VOTE_SENTENCE.match(sentence)) or " ".join(sentence.split()).lower() in recorded
 
-        rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations, skip=skip)
-        return {"answer": " ".join(a for a in (votes, said, sheet, rest) if a)}
-    return {"answer": " ".join(a for a in (said, _extracted(question, passages, hint, max_sentences, abbreviations)) if a)}
+        rest, changes = (composed, False) if composed else \
+            _extracted(question, passages, hint, max_sentences, abbreviations, skip=skip)
+        return {"answer": " ".join(a for a in (votes, said, sheet, rest) if a), "composed": True}
+    rest, changes = _extracted(question, passages, hint, max_sentences, abbreviations)
+    return {"answer": " ".join(a for a in (said, rest) if a), "composed": bool(said or changes)}
 
 
 def names_list(sentence: str) -> bool:
@@ -383,8 +388,9 @@ def _read(passage: str) -> tuple[int | None, str | None, str | None, str]:
 
 
 def _extracted(question: str, passages: list[str], hint, max_sentences: int, abbreviations: Abbreviations = (),
-               skip: Callable[[str], bool] | None = None) -> str:
-    """Rules 0, 2 and 3 (module docstring): sentences of the passages; ``skip``: sentences left out."""
+               skip: Callable[[str], bool] | None = None) -> tuple[str, bool]:
+    """Rules 0, 2 and 3 (module docstring): sentences of the passages, and whether they are rule 0's
+    statement changes; ``skip``: sentences left out."""
     q_terms = _undated(question, hint)
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date, edit)
     titles = []  # each passage's title terms ("FOMC statement, March 22, 2023" -> fomc, statement)
@@ -403,7 +409,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
             elif not (drop_rosters and ROSTER.match(sentence)):
                 changed.append((*c, change))
     if not q_terms or not candidates:
-        return ""
+        return "", False
     asks_change = bool(q_terms & CHANGE_WORDS)
     q_terms = _expanded(question, q_terms, abbreviations)
 
@@ -426,7 +432,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         share = MEETING_SHARE if spans_meetings(question, hint) else 1.0
         answer = _changes([(score(c[3]), c) for c in changed], max((score(c[3]) for c in rivals), default=0.0), share)
         if answer:
-            return answer
+            return answer, True
     score = scorer(candidates, q_terms)
     # a list of names counts in the IDF, like every sentence, but is not said
     listed = {c[1] for c in candidates if not ASKS_WHO_RE.search(question) and names_list(c[2])}
@@ -434,11 +440,11 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
                     key=lambda sc: (-sc[0], sc[1][1]))
     best = ranked[0][0] if ranked else 0.0
     if best <= 0:
-        return ""
+        return "", False
     if spans_meetings(question, hint):
         per_meeting = _per_meeting(ranked, best, hint, max_sentences)
         if per_meeting is not None:
-            return per_meeting
+            return per_meeting, False
     kept = _parts_best(question, hint, candidates, titles, abbreviations, scorer, score, listed)
     chosen, seen = [], set()
     at = {c[1]: c for c in candidates}
@@ -461,7 +467,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         if follow is not None and CONTINUES.match(follow[2]) and not said(follow[2]):
             seen.add(follow[2].lower())
             chosen[-1] += " " + _cited(follow[2], f"Source {n}")
-    return " ".join(chosen)
+    return " ".join(chosen), False
 
 
 def _expanded(text: str, terms: set[str], abbreviations: Abbreviations) -> set[str]:
@@ -649,8 +655,9 @@ class SignaturePredictor:
         if set(inputs) != expected:
             raise TypeError(f"{self.step.name} takes {sorted(expected)}, got {sorted(inputs)}")
         outputs = self.fn(**inputs)
-        if set(outputs) != set(self.step.outputs):
-            raise TypeError(f"{self.step.name} must return {sorted(self.step.outputs)}")
+        if not set(self.step.outputs) <= set(outputs) <= {*self.step.outputs, *self.step.extras}:
+            raise TypeError(f"{self.step.name} must return {sorted(self.step.outputs)}"
+                            + (f" (and may return {sorted(self.step.extras)})" if self.step.extras else ""))
         return Prediction(**outputs)
 
 

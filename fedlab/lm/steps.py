@@ -16,11 +16,14 @@ class Step:
     name: str  # the DSPy signature's class name
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
+    # outputs a function backend may add that a language model does not give (not the signature's)
+    extras: tuple[str, ...] = ()
 
 
 ASSESS_QUERY = Step("AssessQuery", ("question", "today", "event"), ("intent", "date_from", "date_to", "scope"))
 REFORMULATE_QUERY = Step("ReformulateQuery", ("question", "previous_query", "attempt"), ("query",))
-SYNTHESIZE_ANSWER = Step("SynthesizeAnswer", ("question", "passages"), ("answer",))
+# composed: the answer was composed from records (fedlab.lm.extractive.synthesize_answer), not picked
+SYNTHESIZE_ANSWER = Step("SynthesizeAnswer", ("question", "passages"), ("answer",), ("composed",))
 STEPS = (ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER)
 
 
