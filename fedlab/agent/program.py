@@ -557,6 +557,7 @@ class AgentProgram:
             given = grounded.text if citations else ""
             said = {**answer_features(question, terms, given, self.vocabulary),
                     **self.similarity(question_vector, given),
+                    # a language model's prediction has no ``composed``: read as picked sentences
                     COMPOSED_FEATURE: float(bool(given) and bool(getattr(drafted, "composed", False)))}
             base["signals"] = {**base["signals"], **{k: round(v, 6) for k, v in said.items()}}
         if not citations:

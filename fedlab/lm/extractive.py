@@ -367,8 +367,7 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         def skip(sentence: str) -> bool:
             return bool(votes and VOTE_SENTENCE.match(sentence)) or " ".join(sentence.split()).lower() in recorded
 
-        rest, changes = (composed, False) if composed else \
-            _extracted(question, passages, hint, max_sentences, abbreviations, skip=skip)
+        rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations, skip=skip)[0]
         return {"answer": " ".join(a for a in (votes, said, sheet, rest) if a), "composed": True}
     rest, changes = _extracted(question, passages, hint, max_sentences, abbreviations)
     return {"answer": " ".join(a for a in (said, rest) if a), "composed": bool(said or changes)}
@@ -663,8 +662,8 @@ class SignaturePredictor:
 
 class FunctionBackend:
     """A backend whose predictors are plain functions: query assessment and reformulation are the
-    deterministic ones above; ``synthesize(question, passages) -> {"answer": …}`` is the
-    subclass's. Token usage is counted in ``prompt_tokens`` / ``completion_tokens``. No DSPy."""
+    deterministic ones above; ``synthesize(question, passages) -> {"answer": …}`` (and, if it
+    knows, ``"composed": …``: SYNTHESIZE_ANSWER's extra) is the subclass's. Token usage is counted in ``prompt_tokens`` / ``completion_tokens``. No DSPy."""
 
     name = "functions"
     prompt_tokens = 0
