@@ -6,7 +6,7 @@ import logging
 import os
 import re
 import subprocess
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -204,22 +204,15 @@ EXPERIMENT_DESCRIPTION = (
     "an agent is evaluated). Sweep parent runs (tag fedlab.sweep=parent) describe their study.")
 
 
-@contextmanager
-def _setting_up(uri: str) -> Iterator[None]:
-    """Hold a lock beside a local sqlite store while a process sets it up: MLflow creates and
+def _setting_up(uri: str):
+    """A lock beside a local sqlite store, held while a process sets it up: MLflow creates and
     migrates a new store's tables, and creates a missing experiment, with no lock of its own, so
     two evaluations started at once on a fresh checkout fail ("table … already exists")."""
     if not uri.startswith("sqlite:///"):
-        yield
-        return
-    import fcntl
+        return nullcontext()
+    from filelock import FileLock  # the cache's lock (fedlab.cache)
 
-    with open(f"{uri.removeprefix('sqlite:///')}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    return FileLock(uri.removeprefix("sqlite:///") + ".lock")
 
 
 class Tracker:
