@@ -16,6 +16,7 @@ from fedlab.lm.answer_types import asked_types, counts_documents, held_types
     ("Which governors dissented, and who was absent?", {"person"}),
     ("Which Bank presidents voted in both years?", {"person"}),  # the head noun, not the verb after it
     ("How many participants favoured a larger cut?", {"count"}),
+    ("Which participants called the cut a close call?", {"person"}),  # a participant is a person
     ("How much did the Desk purchase each month?", {"amount"}),
     ("What monthly pace of purchases was announced?", {"amount"}),
     ("What was the interest rate on reserve balances after the cut?", {"rate"}),
@@ -57,6 +58,7 @@ def test_a_count_of_meetings_or_documents(question, counts):
     ("Voting against the action was Christopher J. Waller.", {"person"}),
     ("President Hammack preferred no change.", {"person"}),
     ("Voting against the action was James Bullard, who preferred a cut.", {"person"}),
+    ("June 2019: 9 for, 1 against — James Bullard, who preferred a cut.", {"person", "count", "date"}),
     ("Participants discussed the outlook for 2022.", {"date"}),  # a year is a date, not a count
     ("Three members preferred a larger move.", {"count"}),
 ])

@@ -74,6 +74,23 @@ def test_question_features_see_unknown_terms_doc_types_and_other_sources():
     assert not question_terms("What did they decide, according to the minutes?", None, VOCAB).other_source
 
 
+def test_an_opening_request_is_no_evidence_of_the_topic():
+    """"Walk me through …" asks how to answer: its words, in no passage, are not the question's
+    unknown terms (they made a question about the target range read as one the documents lack)."""
+    hint = DateHint("2020-01-01", "2020-12-31", "year", text="in 2020")
+    plain = question_terms("The target range for the federal funds rate in 2020?", hint, VOCAB)
+    for asked in ("Walk me through the target range for the federal funds rate in 2020.",
+                  "Can you tell me about the target range for the federal funds rate in 2020?",
+                  "I'd like to know the target range for the federal funds rate in 2020."):
+        terms = question_terms(asked, hint, VOCAB)
+        assert terms.content == plain.content and terms.salient == plain.salient
+        assert question_features(terms, hint, VOCAB)["unknown_share"] == 0.0
+        assert VOCAB.unknown_words(asked) == []
+    # a request's words that are the question's own are kept; unknown words after it still count
+    assert "inflation" in question_terms("Explain inflation in 2020.", hint, VOCAB).content
+    assert VOCAB.unknown_words("Tell me about the zebra rate.") == ["zebra"]
+
+
 def test_evidence_features_weigh_rare_terms_and_check_doc_types():
     terms = question_terms("What did the minutes say about Treasury purchases and zebra?", None, VOCAB)
     hits = [Hit(CHUNKS[2], 1.0, sources={"dense": 0.6}), Hit(CHUNKS[0], 0.5, sources={"dense": 0.4})]

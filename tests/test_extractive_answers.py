@@ -156,8 +156,23 @@ def test_vote_records_say_unanimous_or_who_voted_against_and_why():
     # asking who voted lists the names; a question not about votes gets no record
     who = synthesize_answer("Who voted for the decision in June 2025?", passages[1:2])["answer"]
     assert who.endswith("; voting for: " + ", ".join(VOTERS) + "."), who
+    whose = synthesize_answer("Whose votes carried the June 2025 decision?", passages[1:2])["answer"]
+    assert whose.endswith("; voting for: " + ", ".join(VOTERS) + "."), whose
     plain = synthesize_answer("What did the Committee decide about the target range in July 2025?", passages)
     assert "unanimous" not in plain["answer"]
+
+
+def test_participants_are_the_committees_not_the_markets():
+    """The minutes' "participants" are the Committee's: a question about their views is not matched
+    by the Desk's report of what market participants expected, in the same minutes."""
+    desk = ("Regarding market participants' views about the July meeting, market participants expected a 25 basis "
+            "point cut in the target range.")
+    views = "Participants generally viewed the cut in the target range as a mid-cycle adjustment to policy."
+    passages = [passage(1, "2019-07-31", desk, kind="minutes"), passage(2, "2019-07-31", views, kind="minutes")]
+    answer = synthesize_answer("How did participants view the July 2019 cut in the target range?", passages, 1)
+    assert answer["answer"].startswith("Participants generally viewed"), answer
+    market = synthesize_answer("What did market participants expect for the July 2019 target range?", passages, 1)
+    assert market["answer"].startswith("Regarding market participants"), market
 
 
 def test_an_answer_says_whether_it_was_composed_from_records():
@@ -361,6 +376,12 @@ def test_rate_path_questions_are_told_apart():
     assert asks_rate_path("Between June and December 2024, did the Committee lower rates?") == "yes_no"
     assert asks_rate_path("Did the target range ever change in 2023?") == "yes_no"
     assert asks_rate_path("Did the statements in 2022 mention the war?") is None  # no rate
+    # a request for an account of the target range, with no question word of its own, asks for its path
+    assert asks_rate_path("Walk me through the federal funds target range over 2019.") == "path"
+    assert asks_rate_path("Describe the 2019 rate cuts.") == "path"  # "describe" is the request, not a subject
+    assert asks_rate_path("Can you tell me how the target range moved in 2022?") == "path"  # an indirect question
+    assert asks_rate_path("Can you tell me why the Committee cut rates in 2019?") is None  # it asks why
+    assert asks_rate_path("How did the statements describe rates in 2019?") is None  # wording
 
 
 def test_notation():

@@ -5,7 +5,9 @@ Question features need only the question and the corpus's vocabulary (document f
 the BM25 tokens over the chunks, saved with the model); evidence features need one search's
 result. Every feature is in [0, 1]; none depends on the wording of any dataset question.
 
-Question (``question_features``), used by the off-topic classifier and the answer model:
+Question (``question_features``), used by the off-topic classifier and the answer model, over the
+question's content terms less an opening request ("walk me through …", "can you tell me …":
+fedlab.lm.request), whose words say how to answer, not what about:
   vocab_share     share of the question's content terms that occur in the corpus at all
   common_share    share of them that are common in the corpus (in at least 1% of passages)
   unknown_share   share that never occur in the corpus (a name, a publication, a topic it lacks)
@@ -66,6 +68,7 @@ import numpy as np
 from fedlab.index.tokens import Tokenizer
 from fedlab.lm.answer_types import asked_types, held_types
 from fedlab.lm.rate_path import MEETING_LABELS
+from fedlab.lm.request import split_request
 from fedlab.retrieval.dates import numeric_date_tokens, question_dates
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 
@@ -140,7 +143,7 @@ class Vocabulary:
         """The question's words, as written, that no passage uses ("QT" when the documents say "balance
         sheet runoff"): with an abstention, what to put in other words. Numbers aside: a date
         outside the coverage is the coverage check's."""
-        words = dict.fromkeys(_WORD.findall(question))
+        words = dict.fromkeys(_WORD.findall(split_request(question)[1]))
         return [w for w in words if (toks := TOKENS(w)) and all(self.df.get(t, 0) == 0 for t in toks)]
 
     def meeting_between(self, lo: str | None, hi: str | None) -> bool:
@@ -160,9 +163,10 @@ def question_terms(question: str, hint: DateHint | None, vocab: Vocabulary,
                    generic: frozenset[str] = frozenset()) -> QuestionTerms:
     dated = set(TOKENS(hint.text)) if hint is not None and hint.text else set()
     dated |= numeric_date_tokens(question, TOKENS)  # a date in numbers is no term
-    content = [t for t in dict.fromkeys(TOKENS(question)) if t not in dated and t not in generic]
-    words = set(TOKENS(" ".join(_CAPITALISED.findall(question))))
-    numbers = {t for t in TOKENS(question) if t[:1].isdigit()}
+    request, asked = split_request(question)  # "walk me through …": its words say how to answer, not what about
+    content = [t for t in dict.fromkeys(TOKENS(asked)) if t not in dated and t not in generic]
+    words = set(TOKENS(" ".join(_CAPITALISED.findall(question)))) - (set(TOKENS(request)) - set(content))
+    numbers = {t for t in TOKENS(asked) if t[:1].isdigit()}
     salient = (words | numbers) - dated - generic
     named = {name for name, toks in vocab.doc_types.items() if toks and set(toks) <= set(content)}
     according = _ACCORDING.search(question)

@@ -51,7 +51,7 @@ HEAD_NOUNS = {stem(w): kind for kind, words in {
     "date": "date day month year time deadline meeting meetings span period",  # a meeting is named by its date
     "rate": "rate range level percentage yield",
     "amount": "pace amount size cap total sum volume",
-    "person": "president governor member official chair dissenter voter person",
+    "person": "president governor member official chair dissenter voter person participant",
 }.items() for w in words.split()}
 _MONTH = f"(?:{'|'.join(MONTH_NAMES)})"
 _NUMBER_WORD = f"(?:{'|'.join(NUMBER_WORDS)})"
@@ -65,10 +65,10 @@ HOLDS = {
                         r"(?!\s*(?:percent|%|billion|million|trillion|basis|percentage))"
                         rf"|\b{_NUMBER_WORD}\b", re.I),
     # an honorific or title before a name; a name with an initial; a first and last name listed
-    # (after "was", "were", "and", a colon or a comma, before a comma, a full stop or "who")
+    # (after "was", "were", "and", a colon, a comma or a dash, before a comma, a full stop or "who")
     "person": re.compile(r"\b(?:Mr|Ms|Mrs|Dr)\.\s+[A-Z]|\b(?:President|Governor|Chair|Vice Chair)\s+[A-Z][a-z]"
                          r"|\b[A-Z][a-z]+\s+(?:[A-Z]\.\s+)+[A-Z][a-z]+"
-                         r"|(?:\bwas|\bwere|\band|[:;,])\s+[A-Z][a-z]+\s+[A-Z][a-z]+(?=[,;.]|\s+who\b)"),
+                         r"|(?:\bwas|\bwere|\band|[:;,—–])\s+[A-Z][a-z]+\s+[A-Z][a-z]+(?=[,;.]|\s+who\b)"),
 }
 KINDS = tuple(HOLDS)
 # "how many meetings / statements / of the policy statements …": a count of documents, which the

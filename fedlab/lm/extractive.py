@@ -22,7 +22,7 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   sentence said within one chosen before is not said again; a list of names — those present,
   voting or holding an office: names_list — only for a question asking who) and ranks them by
   IDF-weighted overlap with the question's terms plus the expansions above (numbers count double; "United
-  States" read as "U.S.") and, for each
+  States" read as "U.S."; "market participants" one term, apart from the Committee's participants) and, for each
   abbreviation the corpus defines (fedlab.corpus.glossary) whose short or long form the question
   holds, the other form's terms ("IOER" also matches "interest … excess reserve balances"). Date words are
   not terms (the date range is filtered on): the date expressions themselves — months, days,
@@ -163,6 +163,7 @@ VOCABULARY_EXPANSIONS = {
 }
 _NUMBER = re.compile(r"^\d")
 _UNITED_STATES = re.compile(r"\bUnited States\b")
+_MARKET_PARTICIPANTS = re.compile(r"\bmarket\s+participants?\b", re.I)
 _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)  # asks for an amount or a count: "much" is no term
 DATE = frozenset({"date"})
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
@@ -201,8 +202,10 @@ _ISO_DAY = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
 
 
 def terms_of(text: str) -> list[str]:
-    """``text``'s terms, "United States" read as "U.S." (the minutes write both)."""
-    return TOKENS(_UNITED_STATES.sub("U.S.", text))
+    """``text``'s terms, "United States" read as "U.S." (the minutes write both), and "market
+    participants" as one term: the minutes' "participants" are the Committee's, and a question about
+    their views is not one about the market's (the Desk's surveys, in the same minutes)."""
+    return TOKENS(_MARKET_PARTICIPANTS.sub("marketparticipants", _UNITED_STATES.sub("U.S.", text)))
 
 
 def content_terms(text: str) -> list[str]:

@@ -6,11 +6,13 @@ the policy rate or rates / hikes / cuts, and no other rate — primary credit, i
 reserves, ON RRP, market yields — nor another subject that takes the same verbs: purchases,
 runoff, projections, votes, guidance, language, conditions) that asks to *count* ("how many
 times / hikes / cuts", "how much … in total", "over how many meetings"), for the *path* ("how
-did the target range / rates change / move / evolve", "what happened to …", "did … ever move")
-or *which* moves there were ("which increases / cuts …", "when did … raise / lower …"), or
-*whether* it moved ("between A and B, did the FOMC change / raise / cut …?": the path answer opened
-with "Yes." when a move the verb names is found, "No." when none is and no meeting may be
-missing), the answer is composed from the decision sentences in the passages, not picked from them:
+did the target range / rates change / move / evolve", "what happened to …", "did … ever move",
+or a request for an account of it with no question word of its own, "walk me through the target
+range over 2019": fedlab.lm.request) or *which* moves there were ("which increases / cuts …",
+"when did … raise / lower …"), or *whether* it moved ("between A and B, did the FOMC change /
+raise / cut …?": the path answer opened with "Yes." when a move the verb names is found, "No."
+when none is and no meeting may be missing), the answer is composed from the decision sentences
+in the passages, not picked from them:
 
 * every passage is scanned for the statements' decision sentence ("… decided to raise / lower /
   maintain / keep the target range for the federal funds rate [by N] [from X] to / at Y
@@ -46,6 +48,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from fedlab.corpus.timeline import DECISION_RE, DIRECTIVE_RE, VERB_DIRECTION, bp, parse_number, size_bp
+from fedlab.lm.request import asks_for_account, split_request
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 MAX_GAP_DAYS = 63  # scheduled meetings are at most eight weeks apart (56 days in 2019-2025)
@@ -87,7 +90,8 @@ _OTHER_SUBJECT = re.compile(
 _COUNT = re.compile(r"\bhow\s+(?:many|much|often|large|big)\b|\bnumber\s+of\b|\bin\s+total\b|\btotal\b"
                     r"|\bcumulative\w*|\baltogether\b|\bcombined\b", re.I)
 _PATH = re.compile(
-    r"\bhow\s+(?:did|has|have|had|was|were|does|do)\b[^?]*\b(?:chang\w*|mov\w*|evolv\w*|shift\w*|develop\w*"
+    # "how did the target range change", and as an indirect question: "tell me how rates moved"
+    r"\bhow\b(?:\s+(?:did|has|have|had|was|were|does|do)\b)?[^?]*\b(?:chang\w*|mov\w*|evolv\w*|shift\w*|develop\w*"
     r"|progress\w*|go|gone|went|adjust\w*|rise|rose|risen|fall|fell|fallen|climb\w*|declin\w*)\b"
     r"|\bwhat\s+happened\s+to\b|\bpath\b|\btrajectory\b|\bsequence\b|\bcourse\s+of\s+(?:the\s+)?(?:target|rates?)\b"
     r"|\bever\s+(?:move|change|raise|lower|cut|hike|adjust|increase|reduce)\b", re.I)
@@ -133,7 +137,8 @@ def asks_rate_path(question: str, hint=None) -> str | None:
         hint = parse_date_hint(question)
     if hint is None or hint.scope not in MULTI_MEETING_SCOPES:
         return None
-    if not _FFR.search(question) or _OTHER_SUBJECT.search(question):
+    asked = split_request(question)[1]  # "describe the 2019 cuts": the request is no subject
+    if not _FFR.search(asked) or _OTHER_SUBJECT.search(asked):
         return None
     if _COUNT.search(question):
         return "count"
@@ -141,7 +146,7 @@ def asks_rate_path(question: str, hint=None) -> str | None:
         return "which"
     if _YES_NO.search(question):
         return "yes_no"
-    if _PATH.search(question):
+    if _PATH.search(question) or asks_for_account(question):
         return "path"
     return None
 

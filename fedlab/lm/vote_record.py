@@ -27,7 +27,7 @@ ABSENT_RE = re.compile(r"Absent and not voting (?:was|were)\s+")
 VOTE_SENTENCE = re.compile(r"\s*(?:Voting\s+(?:for|against)|Absent\s+and\s+not\s+voting)\b")  # what a record states
 # who voted for the action, who voted as an alternate: the roster changes with the rotation, not the policy
 ROSTER = re.compile(r"\s*(?:Voting\s+for\b|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\s+voted\s+as\s+(?:an\s+)?alternate\b)")
-ASKS_WHO_RE = re.compile(r"\b(?:who|which|whom)\b", re.I)
+ASKS_WHO_RE = re.compile(r"\b(?:who|which|whom|whose)\b", re.I)
 SPLIT_RE = re.compile(r"\b(?:dissent\w*|against|unanim\w*|abstain\w*)", re.I)  # asks how the vote split, not who voted
 
 
