@@ -175,6 +175,25 @@ def test_participants_are_the_committees_not_the_markets():
     assert market["answer"].startswith("Regarding market participants"), market
 
 
+def test_a_question_asking_for_a_rate_gets_a_sentence_holding_one():
+    """A sentence with no answer of the type asked for does not answer the question: when none of
+    the sentences chosen by their words holds a rate, the best one holding one joins them."""
+    texts = ["Members judged it appropriate to make a technical adjustment to the ON RRP offering rate.",
+             "The manager discussed expectations of a technical adjustment to the ON RRP offering rate.",
+             "Participants noted that the technical adjustment to the ON RRP offering rate was widely expected.",
+             "The Desk will conduct ON RRP operations at an offering rate of 4.25 percent."]
+    passages = [passage(k + 1, "2024-12-18", text, kind="minutes") for k, text in enumerate(texts)]
+    answer = synthesize_answer("What technical adjustment to the ON RRP offering rate was made in December 2024, "
+                               "and what offering rate did it set?", passages)["answer"]
+    assert contains_fact(answer, "4.25 percent"), answer
+    one = synthesize_answer("What ON RRP offering rate followed the technical adjustment in December 2024?", passages)
+    assert contains_fact(one["answer"], "4.25 percent"), one
+    # a question asking for no type is answered by its words alone
+    why = synthesize_answer("Why was the technical adjustment to the ON RRP offering rate made in December 2024?",
+                            passages)["answer"]
+    assert "4.25 percent" not in why, why
+
+
 def test_an_answer_says_whether_it_was_composed_from_records():
     """``composed``: a part made from records (here a vote record, a rate path, the statements'
     changes), not only sentences picked by their words — what the correctness head reads as

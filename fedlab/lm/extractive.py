@@ -99,6 +99,10 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      by that part's own terms, among them — from the kind of document the part names, when it
      names one the passages' titles hold ("the statement", "the minutes"), and a tie going to the
      sentence the whole question scores higher; the best sentences overall fill the other places.
+     The expected answer type (fedlab.lm.answer_types: a rate, an amount, a count, a person asked
+     for): a sentence holding none does not answer the question, so a part asking for one takes its
+     best sentence holding one, and when no sentence chosen holds one the best that does joins them
+     — among the sentences scoring at least MEETING_SHARE of the best, in either case.
   Every sentence is followed by its [Source N] (a composed or merged one by all its sources);
   the answer is empty when no sentence shares a content term with the question.
 """
@@ -469,6 +473,11 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         if follow is not None and CONTINUES.match(follow[2]) and not said(follow[2]):
             seen.add(follow[2].lower())
             chosen[-1] += " " + _cited(follow[2], f"Source {n}")
+    typed = _typed(question, [(s, c) for s, c in ranked if c[1] not in listed])
+    if typed and not any(c[2].lower() in seen for _, c in typed):
+        s, (n, _, sentence, _, meeting) = typed[0]  # the best sentence holding what was asked for
+        seen.add(sentence.lower())
+        chosen.append(_cited(sentence, f"Source {n}"))
     return " ".join(chosen), False
 
 
@@ -504,11 +513,24 @@ def _parts_best(question: str, hint, candidates: list, titles: list[frozenset[st
         scored = [(score(c[3]), c) for c in candidates if c[1] not in listed]
         if not scored:
             continue
+        scored = _typed(part, scored) or scored
         s, best = max(scored, key=lambda sc: (sc[0] > 0, bool(named & titles[sc[1][1][0]]), sc[0], overall(sc[1][3]),
                                               [-x for x in sc[1][1]]))
         if s > 0:
             kept.add(best[1])
     return kept
+
+
+def _typed(question: str, scored: list) -> list:
+    """Of ``scored`` ((score, candidate) pairs), the sentences holding an answer of a type the
+    question asks for (a rate, an amount, a count, a person: fedlab.lm.answer_types; a date is
+    said by the meeting label) that score at least MEETING_SHARE of the best; [] when it asks for
+    none, or none does. A sentence with no answer of the type asked for does not answer it."""
+    kinds = asked_types(question) - DATE
+    best = max((sc for sc, _ in scored), default=0.0)
+    if not kinds or best <= 0:
+        return []
+    return [(sc, c) for sc, c in scored if sc >= MEETING_SHARE * best and held_types(c[2], kinds)]
 
 
 def _changes(scored: list, best_other: float, share: float) -> str:
