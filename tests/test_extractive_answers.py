@@ -194,6 +194,17 @@ def test_a_question_asking_for_a_rate_gets_a_sentence_holding_one():
     assert "4.25 percent" not in why, why
 
 
+def test_a_question_naming_only_a_meeting_asks_what_the_committee_decided():
+    """"What did the Fed do in June 2019?" holds no term but its date: it asks for the decision."""
+    texts = ["Participants discussed the economic outlook and the risks around it.",
+             "In light of these uncertainties, the Committee decided to maintain the target range for the federal "
+             "funds rate at 2-1/4 to 2-1/2 percent."]
+    passages = [passage(k + 1, "2019-06-19", text) for k, text in enumerate(texts)]
+    answer = synthesize_answer("What did the Fed do in June 2019?", passages)["answer"]
+    assert answer.startswith("In light of these uncertainties, the Committee decided"), answer
+    assert synthesize_answer("What did the Fed do?", passages)["answer"] == ""  # nor a date: nothing asked
+
+
 def test_an_answer_says_whether_it_was_composed_from_records():
     """``composed``: a part made from records (here a vote record, a rate path, the statements'
     changes), not only sentences picked by their words — what the correctness head reads as

@@ -104,7 +104,9 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      best sentence holding one, and when no sentence chosen holds one the best that does joins them
      — among the sentences scoring at least MEETING_SHARE of the best, in either case.
   Every sentence is followed by its [Source N] (a composed or merged one by all its sources);
-  the answer is empty when no sentence shares a content term with the question.
+  the answer is empty when no sentence shares a content term with the question. A question with
+  no content term but its date ("what did the Fed do in March 2020?") asks what the Committee
+  did: its terms are those of "decided" (VOCABULARY_EXPANSIONS' "action").
 """
 from __future__ import annotations
 
@@ -398,6 +400,8 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     """Rules 0, 2 and 3 (module docstring): sentences of the passages, and whether they are rule 0's
     statement changes; ``skip``: sentences left out."""
     q_terms = _undated(question, hint)
+    if not q_terms and hint is not None:  # "what did the Fed do in March 2020?": what the Committee decided
+        q_terms = set(TOKENS(VOCABULARY_EXPANSIONS[stem("action")]))
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date, edit)
     titles = []  # each passage's title terms ("FOMC statement, March 22, 2023" -> fomc, statement)
     drop_rosters = not asks_about_votes(question)
