@@ -479,9 +479,9 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
             chosen[-1] += " " + _cited(follow[2], f"Source {n}")
     typed = _typed(question, [(s, c) for s, c in ranked if c[1] not in listed])
     if typed and not any(c[2].lower() in seen for _, c in typed):
-        s, (n, _, sentence, _, meeting) = typed[0]  # the best sentence holding what was asked for
+        _, (n, _, sentence, _, meeting) = typed[0]  # the best sentence holding what was asked for
         seen.add(sentence.lower())
-        chosen.append(_cited(sentence, f"Source {n}"))
+        chosen.append(dated.get(meeting, "") * (not held_types(sentence, DATE)) + _cited(sentence, f"Source {n}"))
     return " ".join(chosen), False
 
 

@@ -29,6 +29,9 @@ _FRAME = re.compile(
     # "Describe …", "Trace …", "Summarize …": an account asked for
     + rf"|(?:please\s+)?{ACCOUNT_VERBS}(?=\s)(?!\s+of\b)" + _PARTICLE
     + r")(?=\s|$)[,:]?\s*", re.I)
+_WHETHER = re.compile(r"\b(?:whether|if)\W*$", re.I)  # "I'd like to know whether": a yes/no question
+_QUESTION_WORD = re.compile(r"\s*(?:what|which|when|who|whom|whose|why|where|how|whether|if|did|does|do|is|are|was"
+                            r"|were|has|have|had|can|could|will|would|should)\b", re.I)
 
 
 def split_request(question: str) -> tuple[str, str]:
@@ -47,7 +50,3 @@ def asks_for_account(question: str) -> bool:
     frame, rest = split_request(question)
     return bool(frame) and not _WHETHER.search(frame) and not _QUESTION_WORD.match(rest)
 
-
-_WHETHER = re.compile(r"\b(?:whether|if)\W*$", re.I)  # "I'd like to know whether": a yes/no question
-_QUESTION_WORD = re.compile(r"\s*(?:what|which|when|who|whom|whose|why|where|how|whether|if|did|does|do|is|are|was"
-                            r"|were|has|have|had|can|could|will|would|should)\b", re.I)
