@@ -152,22 +152,21 @@ class Vocabulary:
 
 @dataclass(frozen=True)
 class QuestionTerms:
-    content: list[str]  # stemmed content terms, date words and the corpus's generic words aside
+    content: list[str]  # stemmed content terms, date words (and an opening request's words) aside
     salient: set[str]  # stemmed numbers and capitalised words
     doc_types: set[str]  # document types the question names
     other_source: bool  # attributed to a person's own words or to a source the corpus does not hold
     marked: set[str] = field(default_factory=set)  # document types a term of the question marks (Vocabulary.markers)
 
 
-def question_terms(question: str, hint: DateHint | None, vocab: Vocabulary,
-                   generic: frozenset[str] = frozenset()) -> QuestionTerms:
+def question_terms(question: str, hint: DateHint | None, vocab: Vocabulary) -> QuestionTerms:
     dated = set(TOKENS(hint.text)) if hint is not None and hint.text else set()
     dated |= numeric_date_tokens(question, TOKENS)  # a date in numbers is no term
     request, asked = split_request(question)  # "walk me through …": its words say how to answer, not what about
-    content = [t for t in dict.fromkeys(TOKENS(asked)) if t not in dated and t not in generic]
+    content = [t for t in dict.fromkeys(TOKENS(asked)) if t not in dated]
     words = set(TOKENS(" ".join(_CAPITALISED.findall(question)))) - (set(TOKENS(request)) - set(content))
     numbers = {t for t in TOKENS(asked) if t[:1].isdigit()}
-    salient = (words | numbers) - dated - generic
+    salient = (words | numbers) - dated
     named = {name for name, toks in vocab.doc_types.items() if toks and set(toks) <= set(content)}
     according = _ACCORDING.search(question)
     held = {t for toks in vocab.doc_types.values() for t in toks}

@@ -168,8 +168,10 @@ VOCABULARY_EXPANSIONS = {
     stem("growth"): "economic activity real GDP",
 }
 _NUMBER = re.compile(r"^\d")
-_UNITED_STATES = re.compile(r"\bUnited States\b")
-_MARKET_PARTICIPANTS = re.compile(r"\bmarket\s+participants?\b", re.I)
+# phrases read as one form: "United States" as "U.S." (the minutes write both); "market participants"
+# as one term, apart from the Committee's participants (terms_of)
+_READ_AS = ((re.compile(r"\bUnited States\b"), "U.S."),
+            (re.compile(r"\bmarket\s+participants?\b", re.I), "marketparticipants"))
 _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.I)  # asks for an amount or a count: "much" is no term
 DATE = frozenset({"date"})
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\][^\n]*\n", re.S)
@@ -211,7 +213,9 @@ def terms_of(text: str) -> list[str]:
     """``text``'s terms, "United States" read as "U.S." (the minutes write both), and "market
     participants" as one term: the minutes' "participants" are the Committee's, and a question about
     their views is not one about the market's (the Desk's surveys, in the same minutes)."""
-    return TOKENS(_MARKET_PARTICIPANTS.sub("marketparticipants", _UNITED_STATES.sub("U.S.", text)))
+    for phrase, form in _READ_AS:
+        text = phrase.sub(form, text)
+    return TOKENS(text)
 
 
 def content_terms(text: str) -> list[str]:
@@ -477,7 +481,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         if follow is not None and CONTINUES.match(follow[2]) and not said(follow[2]):
             seen.add(follow[2].lower())
             chosen[-1] += " " + _cited(follow[2], f"Source {n}")
-    typed = _typed(question, [(s, c) for s, c in ranked if c[1] not in listed])
+    typed = _typed(question, ranked)  # a list of names scores 0: never among them
     if typed and not any(c[2].lower() in seen for _, c in typed):
         _, (n, _, sentence, _, meeting) = typed[0]  # the best sentence holding what was asked for
         seen.add(sentence.lower())
@@ -692,7 +696,8 @@ class SignaturePredictor:
 class FunctionBackend:
     """A backend whose predictors are plain functions: query assessment and reformulation are the
     deterministic ones above; ``synthesize(question, passages) -> {"answer": …}`` (and, if it
-    knows, ``"composed": …``: SYNTHESIZE_ANSWER's extra) is the subclass's. Token usage is counted in ``prompt_tokens`` / ``completion_tokens``. No DSPy."""
+    knows, ``"composed": …``: SYNTHESIZE_ANSWER's extra) is the subclass's. Token usage is counted
+    in ``prompt_tokens`` / ``completion_tokens``. No DSPy."""
 
     name = "functions"
     prompt_tokens = 0
