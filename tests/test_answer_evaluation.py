@@ -496,6 +496,43 @@ def test_the_calibration_set_must_exist_and_keep_its_own_ids(tmp_path):
     assert len(fitting_questions(cfg)[0]) == 131
 
 
+def test_rewordings_name_their_question_and_a_bad_line_is_one_line(tmp_path):
+    from collections import Counter
+
+    from omegaconf import OmegaConf
+
+    from fedlab.errors import FedlabError
+    from fedlab.evaluation.answers.calibrate import calibration_rewordings
+
+    shipped = OmegaConf.merge({"paths": {"root_dir": str(ROOT)}},
+                              {"dataset": OmegaConf.load(ROOT / "conf/dataset/fomc_qa.yaml")})
+    dataset = {key: shipped.dataset[key] for key in ("path", "split", "calibration_path", "calibration_rewordings_path")}
+    cfg = OmegaConf.create({"dataset": dataset})
+    found = calibration_rewordings(cfg)
+    # the shipped file: one terse and one chatty rewording of every question fitted on (dev and calibration set)
+    fitted = [json.loads(x) for name in ("fomc_qa.jsonl", "calibration.jsonl")
+              for x in (ROOT / "datasets/fomc_qa" / name).read_text().splitlines()]
+    assert set(found) == {q["id"] for q in fitted if q["split"] == "dev"}
+    styles = Counter(json.loads(x)["style"] for x in Path(dataset["calibration_rewordings_path"]).read_text().splitlines())
+    assert styles == {"terse": len(found), "chatty": len(found)}
+    assert all(len(texts) == 2 and all(t.strip() for t in texts) for texts in found.values())
+
+    bad = tmp_path / "rewordings.jsonl"
+    first = fitted[0]["id"]
+    for lines, message in (
+            ([{"of": first, "style": "terse", "question": "ok"}, {"of": first, "style": "shouting", "question": "X"}],
+             r"rewordings.jsonl:2: a rewording is \{\"of\": question id"),
+            ([{"of": "no-such-id", "style": "terse", "question": "fed funds range"}],
+             r"rewordings.jsonl:1: rewords 'no-such-id', which is no question .*calibration_rewordings_path=null")):
+        bad.write_text("".join(json.dumps(x) + "\n" for x in lines))
+        with pytest.raises(FedlabError, match=message):
+            calibration_rewordings(OmegaConf.create({"dataset": {**dataset, "calibration_rewordings_path": str(bad)}}))
+    with pytest.raises(FedlabError, match=r"calibration_rewordings_path=.*absent.jsonl does not exist.*=null"):
+        calibration_rewordings(OmegaConf.create({"dataset": {**dataset, "calibration_rewordings_path":
+                                                             str(tmp_path / "absent.jsonl")}}))
+    assert calibration_rewordings(OmegaConf.create({"dataset": {**dataset, "calibration_rewordings_path": None}})) == {}
+
+
 def test_the_hard_written_questions_are_named_by_a_pattern_of_ids():
     from omegaconf import OmegaConf
 

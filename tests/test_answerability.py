@@ -497,6 +497,45 @@ def test_an_off_topic_question_head_reads_what_the_question_is_about():
     assert blind.question_off_topic is None and blind.meta["oof_auroc_off_topic"] < 0.75
 
 
+def test_a_questions_rewordings_teach_the_question_head_and_stay_in_its_fold():
+    """Rewordings (Row.rewordings) carry their question's label into the question head: a wording
+    the questions alone never show (here a shift of the third coordinate) reads as its question
+    does. Out of fold, a row's log-odds comes from heads that saw neither it nor its rewordings:
+    rewordings that copy their question, with labels that are noise, tell nothing out of fold
+    (held in other folds, each would give its question's label away)."""
+    from fedlab.agent.answerability_fit import _auroc, fit_question_head
+
+    rng = np.random.default_rng(3)
+    rows = _embedded_rows(n=200, seed=3)
+    y = np.array([r.outcome != "unanswerable" for r in rows], dtype=int)
+
+    def reworded(e):  # put tersely: the answerable direction fades, the third coordinate moves
+        v = np.array(e) + rng.normal(0, 0.05, size=len(e))
+        v[0] *= 0.4
+        v[2] += 3.0
+        return v.tolist()
+
+    taught = [Row(r.features, r.outcome, r.off_topic, r.embedding, rewordings=[reworded(r.embedding)]) for r in rows]
+    plain, with_rewordings = fit_question_head(rows, y), fit_question_head(taught, y)
+    assert plain.n_rewordings == 0 and with_rewordings.n_rewordings == len(rows)
+    terse_yes, terse_no = np.zeros(6), np.zeros(6)
+    terse_yes[0], terse_no[0], terse_yes[2], terse_no[2] = 0.8, -0.8, 3.0, 3.0
+    gap = {name: fit.head.log_odds(terse_yes) - fit.head.log_odds(terse_no)
+           for name, fit in (("plain", plain), ("with", with_rewordings))}
+    assert gap["with"] > gap["plain"] > 0
+
+    # wide embeddings, as a sentence embedder's are: a linear head can memorise its rows
+    wide = [Row(r.features, r.outcome, r.off_topic, rng.normal(size=300).tolist()) for r in rows[:120]]
+    noise = rng.integers(0, 2, size=len(wide))
+    copies = [Row(r.features, r.outcome, r.off_topic, r.embedding,
+                  rewordings=[(np.array(r.embedding) + rng.normal(0, 0.01, size=300)).tolist()] * 2) for r in wide]
+    oof = fit_question_head(copies, noise).oof_log_odds
+    assert len(oof) == len(wide)
+    assert _auroc(oof, noise.astype(bool)) < 0.7  # grouped: a leak would give ~1.0
+    model = fit_model(taught, VOCAB, 0.9, 0.5, meta={"embedder": "minilm"})
+    assert model.meta["n_rewordings"] == len(rows)
+
+
 def test_rows_without_embeddings_fit_no_question_head():
     rows = _embedded_rows()
     rows[3] = Row(rows[3].features, rows[3].outcome, rows[3].off_topic, None)  # e.g. BM25 only: no vectors

@@ -84,6 +84,7 @@ class Row:
     embedding: Sequence[float] | None = None  # the question's (the dense retriever's query vector)
     fresh: bool = False  # a calibration-set question: one the agent was not developed on
     hard: bool = False  # written toward the kinds of question the agent finds hard (HARD_FEATURE)
+    rewordings: Sequence[Sequence[float]] = ()  # embeddings of the question reworded (the question heads' extra rows)
 
 
 CORRECTNESS_FROM = ("calibration_set", "all", "all_as_new")  # the rows the correctness head is fitted on
@@ -156,21 +157,31 @@ def _pipeline(c: float):
     return make_pipeline(StandardScaler(), _logistic(c))
 
 
-def _folds(y: np.ndarray, seed: int = 0):
-    from sklearn.model_selection import StratifiedKFold
+def _folds(y: np.ndarray, seed: int = 0, grouped: bool = False):
+    """Stratified folds; ``grouped``: every row of a group (a question and its rewordings) in one."""
+    from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
 
-    return StratifiedKFold(n_splits=max(2, min(FOLDS, int(np.bincount(y).min()))), shuffle=True, random_state=seed)
+    kind = StratifiedGroupKFold if grouped else StratifiedKFold
+    return kind(n_splits=max(2, min(FOLDS, int(np.bincount(y).min()))), shuffle=True, random_state=seed)
 
 
-def choose_c(x: np.ndarray, y: np.ndarray) -> float:
+def _splits(x: np.ndarray, y: np.ndarray, seed: int, groups: np.ndarray | None):
+    return _folds(y, seed, groups is not None).split(x, y, groups)
+
+
+def choose_c(x: np.ndarray, y: np.ndarray, groups: np.ndarray | None = None) -> float:
     """The L2 strength of ``C_GRID`` with the lowest cross-validated log loss (5-fold, repeated
-    with ``REPEATS`` shuffles: one shuffle of a small split can favour an extreme value)."""
+    with ``REPEATS`` shuffles: one shuffle of a small split can favour an extreme value; ``groups``:
+    each group's rows held out together)."""
     from sklearn.model_selection import RepeatedStratifiedKFold
     from sklearn.preprocessing import StandardScaler
 
-    folds = RepeatedStratifiedKFold(n_splits=_folds(y).n_splits, n_repeats=REPEATS, random_state=0)
+    if groups is None:
+        splits = RepeatedStratifiedKFold(n_splits=_folds(y).n_splits, n_repeats=REPEATS, random_state=0).split(x, y)
+    else:
+        splits = (split for seed in range(REPEATS) for split in _splits(x, y, seed, groups))
     losses = np.zeros(len(C_GRID))
-    for train, held in folds.split(x, y):
+    for train, held in splits:
         scaler = StandardScaler().fit(x[train])  # what _pipeline(c) fits, shared by every c
         x_train, x_held = scaler.transform(x[train]), scaler.transform(x[held])
         for i, c in enumerate(C_GRID):
@@ -193,16 +204,17 @@ def _labels(rows: Sequence[Row]) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _oof(c: float, x: np.ndarray, y: np.ndarray, seeds: Sequence[int] = range(OOF_REPEATS),
-         predict_on: np.ndarray | None = None, method: str = "predict_proba") -> np.ndarray:
+         predict_on: np.ndarray | None = None, method: str = "predict_proba",
+         groups: np.ndarray | None = None) -> np.ndarray:
     """P(y = 1) (``decision_function``: its log-odds) for every row from models that did not see it,
     averaged over the fold shuffles ``seeds``: the thresholds are read from these, and one shuffle's
     luck moves them by as much as a real change does (on dev, the answer threshold spans 0.50-0.60
     over six shuffles, 0.58-0.61 averaged over OOF_REPEATS). ``predict_on``: the rows as they are
-    read when predicted (default ``x``)."""
+    read when predicted (default ``x``); ``groups``: each group's rows held out together."""
     predict_on = x if predict_on is None else predict_on
     p = np.zeros(len(y))
     for seed in seeds:
-        for train, held in _folds(y, seed).split(x, y):
+        for train, held in _splits(x, y, seed, groups):
             out = getattr(_pipeline(c).fit(x[train], y[train]), method)(predict_on[held])
             p[held] += out[:, 1] if out.ndim == 2 else out
     return p / len(seeds)
@@ -211,20 +223,26 @@ def _oof(c: float, x: np.ndarray, y: np.ndarray, seeds: Sequence[int] = range(OO
 @dataclass
 class QuestionFit:
     head: LogisticHead  # over the question's embedding
-    oof_log_odds: np.ndarray  # for each row, from heads that did not see it: the answerable head's feature
+    oof_log_odds: np.ndarray  # for each row, from heads that saw neither it nor its rewordings: the reading head's feature
     c: float  # its L2 strength
+    n_rewordings: int = 0  # the rewordings it learned from besides the rows' questions
 
 
 def fit_question_head(rows: Sequence[Row], y: np.ndarray, classes: Sequence[str] = ANSWERABLE_CLASSES) -> QuestionFit | None:
-    """A question head over the rows' embeddings for the binary labels ``y`` (``classes``); None
-    when a row has no embedding (a retriever without a dense side)."""
+    """A question head over the rows' embeddings and their rewordings' (each with its row's label)
+    for the binary labels ``y`` (``classes``); None when a row has no embedding (a retriever
+    without a dense side)."""
     if any(r.embedding is None for r in rows):
         return None
-    x = np.array([list(r.embedding) for r in rows], dtype=float)
-    c = choose_c(x, y)
+    of = np.array([i for i, r in enumerate(rows) for _ in r.rewordings], dtype=int)
+    x = np.array([list(r.embedding) for r in rows] + [list(v) for r in rows for v in r.rewordings], dtype=float)
+    y_all = np.concatenate([y, y[of]]).astype(int)
+    groups = np.concatenate([np.arange(len(rows)), of]) if len(of) else None
+    c = choose_c(x, y_all, groups)
     names = [f"embedding[{i}]" for i in range(x.shape[1])]
-    head = _head(_pipeline(c).fit(x, y), classes, names)
-    return QuestionFit(head, _oof(c, x, y, seeds=(1,), method="decision_function"), c)
+    head = _head(_pipeline(c).fit(x, y_all), classes, names)
+    oof = _oof(c, x, y_all, seeds=(1,), method="decision_function", groups=groups)[:len(rows)]
+    return QuestionFit(head, oof, c, len(of))
 
 
 def _candidates(p_answerable: np.ndarray, kept: np.ndarray) -> list[float]:
@@ -356,7 +374,8 @@ def fit_model(rows: Sequence[Row], vocabulary: Vocabulary, target_precision: flo
             "oof_false_abstention_after": float(1 - answered[answerable].mean()),
             "oof_abstention_on_unanswerable_after": float(1 - answered[~answerable].mean())}
     if question is not None:
-        meta.update(c_question=question.c, oof_auroc_question=_auroc(question.oof_log_odds, answerable))
+        meta.update(c_question=question.c, oof_auroc_question=_auroc(question.oof_log_odds, answerable),
+                    n_rewordings=question.n_rewordings)
     if question_off is not None:
         meta.update(c_question_off_topic=question_off.c,
                     oof_auroc_question_off_topic=_auroc(question_off.oof_log_odds, off.astype(bool)))

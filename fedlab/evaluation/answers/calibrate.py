@@ -169,6 +169,38 @@ def calibration_set(cfg) -> list:
     return [q for q in load_dataset(path) if split == "all" or q.split == split]
 
 
+REWORDING_STYLES = ("terse", "chatty")
+
+
+def calibration_rewordings(cfg) -> dict[str, list[str]]:
+    """``dataset.calibration_rewordings_path``'s rewordings, by the id of the question each rewords
+    ({} when it is null). A line is ``{"of": id, "style": "terse" | "chatty", "question": text}``;
+    every ``of`` must be the id of a question of ``dataset.path`` or ``dataset.calibration_path``
+    (of any split: those outside the split fitted on are not read)."""
+    from fedlab.dataset.schema import load_dataset, read_lines
+
+    path = cfg.dataset.get("calibration_rewordings_path")
+    if not path:
+        return {}
+    ids = {q.id for q in load_dataset(cfg.dataset.path)}
+    if cfg.dataset.get("calibration_path"):
+        ids |= {q.id for q in load_dataset(cfg.dataset.calibration_path)}
+    if not Path(path).is_file():
+        raise FedlabError(f"dataset.calibration_rewordings_path={path} does not exist: point it at a JSONL file of "
+                          "{\"of\", \"style\", \"question\"} lines, or pass dataset.calibration_rewordings_path=null")
+    out: dict[str, list[str]] = {}
+    for line, row in read_lines(path):
+        if not (isinstance(row, dict) and isinstance(row.get("question"), str) and row["question"].strip()
+                and row.get("style") in REWORDING_STYLES and isinstance(row.get("of"), str)):
+            raise FedlabError(f"{path}:{line}: a rewording is {{\"of\": question id, \"style\": "
+                              f"{' | '.join(REWORDING_STYLES)}, \"question\": text}}: fix or remove the line")
+        if row["of"] not in ids:
+            raise FedlabError(f"{path}:{line}: rewords {row['of']!r}, which is no question of dataset.path or "
+                              "dataset.calibration_path: fix its id, or pass dataset.calibration_rewordings_path=null")
+        out.setdefault(row["of"], []).append(row["question"].strip())
+    return out
+
+
 def hard_sampled(cfg):
     """``dataset.calibration_hard_ids``, compiled: the ids of the calibration set's questions that
     were written toward the kinds of question the agent finds hard (None: none were)."""
@@ -223,6 +255,8 @@ def collect_rows(cfg, console: Console) -> Collected:
     hard = hard_sampled(cfg)
     pipeline = build_pipeline(cfg, progress=True)  # what a cold cache builds, shown on stderr
     vocabulary = Vocabulary.from_chunks(pipeline.chunks)
+    # read by the question heads alone, which need the question's embedding
+    rewordings = calibration_rewordings(cfg) if pipeline.question_side is not None else {}
     agent = build_agent(cfg, search=open_direct(cfg, pipeline))
     agent.model, agent.vocabulary = None, vocabulary  # unmodelled: answer from the first search, record features
     answers = run_agent(agent, questions, progress=True, console=console)
@@ -233,9 +267,11 @@ def collect_rows(cfg, console: Console) -> Collected:
         judged = judge_answer(q, a, (), {})
         outcome = "correct" if judged.answer_correct else "wrong" if q.answerable else "unanswerable"
         vector = pipeline.question_vector(q.question)
+        reworded = [pipeline.question_vector(text).tolist() for text in rewordings.get(q.id, ())]
         rows.append(Row(dict(a.signals), outcome, q.category == "off_topic",
                         vector.tolist() if vector is not None else None, fresh=sources[i] == CALIBRATION_SET,
-                        hard=sources[i] == CALIBRATION_SET and hard is not None and bool(hard.match(q.id))))
+                        hard=sources[i] == CALIBRATION_SET and hard is not None and bool(hard.match(q.id)),
+                        rewordings=reworded))
         row_question.append(i)
     return Collected(questions, sources, pipeline, vocabulary, agent, rows, row_question)
 
@@ -343,6 +379,9 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
     embedder = c.pipeline.question_side
     if embedder is not None:  # the question head reads this embedder's vectors
         meta.update(embedder=cfg.embedder.name, embedder_fingerprint=embedder.fingerprint())
+        if cfg.dataset.get("calibration_rewordings_path"):
+            meta["calibration_rewordings"] = {"path": Path(cfg.dataset.calibration_rewordings_path).name,
+                                              "hash": dataset_hash(cfg.dataset.calibration_rewordings_path)}
     model = fit_model(c.rows, c.vocabulary, target, float(c.agent.settings.off_topic_threshold), meta=meta,
                       max_false_abstention=budget, max_withheld_correct=withheld,
                       correctness_from=correctness_from(cfg))
