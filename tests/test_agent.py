@@ -651,3 +651,18 @@ def test_an_abbreviation_in_the_question_finds_the_sentence_that_spells_it_out(a
     without = AgentProgram(search, backend, dataclasses.replace(agent.settings, glossary=False), model=agent.model)
     assert backend.abbreviations == ()
     assert "excess reserve balances to 1.60 percent" not in without(question).answer
+
+
+def test_a_question_in_shorthand_is_answered_as_written_out_and_keeps_its_wording(agent, search):
+    """``agent.shorthand``: "jan 2019 fed funds range" is searched and answered as "January 2019
+    federal funds range" (the same answer, from the same meeting), and reported as asked; with the
+    setting off, the shorthand is what it searches for."""
+    terse = "fed funds target range at the jan 2019 mtg?"
+    written = agent(agent.read(terse))
+    a = agent(terse)
+    assert a.question == terse and agent.read(terse) == "federal funds target range at the January 2019 meeting?"
+    assert (a.answer, a.confidence, a.abstained) == (written.answer, written.confidence, written.abstained)
+    assert not a.abstained and {c.meeting_date for c in a.citations} == {"2019-01-30"}
+    literal = AgentProgram(search, agent.backend, dataclasses.replace(agent.settings, shorthand=False),
+                           model=agent.model, vocabulary=agent.vocabulary)
+    assert literal.read(terse) == terse

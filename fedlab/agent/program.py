@@ -45,12 +45,13 @@ from fedlab.agent.evidence import (COMPOSED_FEATURE, SIMILARITY_FEATURE, Questio
                                    answer_similarity, evidence_features, question_features, question_terms, said_text)
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
+from fedlab.lm.shorthand import read_shorthand
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
 from fedlab.agent.types import EVIDENCE_ABSTENTIONS, AgentAnswer, Citation
 from fedlab.errors import FedlabError
 from fedlab.index.filter import MetadataFilter
 from fedlab.index.tokens import Tokenizer
-from fedlab.retrieval.dates import numeric_date_tokens, question_dates
+from fedlab.retrieval.dates import date_expressions, numeric_date_tokens, question_dates
 from fedlab.retrieval.two_pass import preferring_doc_types
 from fedlab.retrieval.types import SCOPES, DateHint, Hit, RetrievalResult
 
@@ -157,7 +158,14 @@ class AgentProgram:
             backend.use_glossary(glossary or {})
 
     def __call__(self, question: str) -> AgentAnswer:
-        return self.forward(question)
+        answer = self.forward(self.read(question))
+        answer.question = question  # as asked
+        return answer
+
+    def read(self, question: str) -> str:
+        """The question as the agent works from it: its shorthand in the documents' words
+        (fedlab.lm.shorthand; ``agent.shorthand``)."""
+        return read_shorthand(question) if self.settings.shorthand else question
 
     @property
     def threshold(self) -> float | None:
@@ -239,9 +247,7 @@ class AgentProgram:
         """One search judged: its retrieval signals and score, and — with a vocabulary — the
         question and evidence features, scored by the model when there is one."""
         s = self.settings
-        words = set(_TOKENS(question)) - numeric_date_tokens(question, _TOKENS)
-        if result.hint is not None and result.hint.text:
-            words -= set(_TOKENS(result.hint.text))
+        words = set(_TOKENS(question)) - numeric_date_tokens(question, _TOKENS) - set(_TOKENS(date_expressions(result.hint)))
         signals = retrieval_signals(words, result.hits, lambda h: set(_TOKENS(h.chunk.text)), result.hint,
                                     top_n=s.signal_top_n, bm25_half=s.bm25_half)
         raw = combine(signals, s.weights)

@@ -35,6 +35,7 @@ class AgentSettings:
     named_doc_type: bool = True  # a question naming one document type ("the March 2019 minutes") gets its passages first
     marked_doc_type: bool = True  # ... and one spanning several meetings whose words mark one ("participants": minutes)
     glossary: bool = True  # the extractive reader matches the corpus's abbreviations both ways ("IOER")
+    shorthand: bool = True  # the question is read with its shorthand in the documents' words ("dec 2023", "QT")
     statement_runs: bool = True  # a question asking when something was said gets the first and last statements saying it
     vote_passages: int = 12  # questions about votes get the vote record of each meeting in range, up to this many; 0 = never
     recorded_dissents: bool = True  # a vote question naming a dissenter the timeline records in range is answerable

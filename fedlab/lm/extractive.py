@@ -248,10 +248,9 @@ def assess_query(question: str, today: str, event: str = "") -> dict:
 def reformulate_query(question: str, previous_query: str, attempt: int) -> dict:
     from fedlab.retrieval.dates import parse_date_hint
 
-    hint = parse_date_hint(question)
-    text = question.replace(hint.text, " ") if hint and hint.text else question
-    words = [w for w in re.findall(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.,/-]\d+)*", text)
-             if stem(w.lower()) not in QUESTION_WORDS and TOKENS(w)]
+    dated = set(TOKENS(date_expressions(parse_date_hint(question))))  # the range's dates, not the words between
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z'-]*|\d+(?:[.,/-]\d+)*", question)
+             if stem(w.lower()) not in QUESTION_WORDS and (toks := TOKENS(w)) and not set(toks) <= dated]
     query = " ".join(words)
     if attempt >= 2:
         extra = [VOCABULARY_EXPANSIONS[t] for t in dict.fromkeys(TOKENS(query)) if t in VOCABULARY_EXPANSIONS]

@@ -266,8 +266,8 @@ def collect_rows(cfg, console: Console) -> Collected:
             continue
         judged = judge_answer(q, a, (), {})
         outcome = "correct" if judged.answer_correct else "wrong" if q.answerable else "unanswerable"
-        vector = pipeline.question_vector(q.question)
-        reworded = [pipeline.question_vector(text).tolist() for text in rewordings.get(q.id, ())]
+        vector = pipeline.question_vector(agent.read(q.question))  # what the agent embeds
+        reworded = [pipeline.question_vector(agent.read(text)).tolist() for text in rewordings.get(q.id, ())]
         rows.append(Row(dict(a.signals), outcome, q.category == "off_topic",
                         vector.tolist() if vector is not None else None, fresh=sources[i] == CALIBRATION_SET,
                         hard=sources[i] == CALIBRATION_SET and hard is not None and bool(hard.match(q.id)),
