@@ -424,6 +424,12 @@ def test_an_anchor_the_timeline_does_not_know_is_located_by_meeting_retrieval(ti
     before = meetings[meetings.index(target) - 1]
     assert_one(resolve_event("What did the last statement before the regional bank failures say?", timeline,
                              None, locate=locate), before.date)
+    # an event with many candidates beside it is the one at that meeting, when one happened there
+    assert (target.decision.direction, target.decision.size_bp) == ("raise", 25)  # March 2023
+    q = "At the meeting right after the regional bank failures, what alternatives to the quarter-point hike were weighed?"
+    assert_one(resolve_event(q, timeline, None, locate=locate), target.date)
+    assert resolve_event("At the meeting right after the regional bank failures, did anyone oppose the "
+                         "half-point cut?", timeline, None, locate=locate) is None  # no such cut there
     # without meeting retrieval, or with nothing found, an unknown anchor resolves to nothing
     q = "What happened at the first meeting after the regional bank failures?"
     assert resolve_event(q, timeline, None) is None

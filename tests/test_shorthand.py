@@ -15,6 +15,11 @@ from fedlab.lm.shorthand import read_shorthand
     ("fed funds range + QT start", "federal funds range and balance sheet runoff start"),
     ("FFR thru 2023", "federal funds rate through 2023"),
     ("IOER & ON RRP", "IOER and ON RRP"),
+    # a month before a range or a list to another month, where the date parser reads months written out
+    ("dissents jan-oct 2025", "dissents January-October 2025"),
+    ("Jan. thru Oct. 2025", "January through October 2025"),
+    ("jan, feb and mar 2020 statements", "January, February and March 2020 statements"),
+    ("from january through october 2025", "from January through October 2025"),
 ])
 def test_shorthand_is_read_as_the_documents_write_it(asked, read):
     assert read_shorthand(asked) == read
@@ -30,3 +35,11 @@ def test_shorthand_is_read_as_the_documents_write_it(asked, read):
 ])
 def test_what_is_not_shorthand_is_left_as_asked(asked):
     assert read_shorthand(asked) == asked
+
+
+def test_a_month_range_in_shorthand_is_the_range_written_out():
+    from fedlab.retrieval.dates import parse_date_hint
+
+    for asked in ("list the dissents jan-oct 2025", "dissents Jan. to Oct. 2025"):
+        hint = parse_date_hint(read_shorthand(asked))
+        assert (hint.date_from, hint.date_to) == ("2025-01-01", "2025-10-31")

@@ -18,10 +18,16 @@ import re
 _MONTHS = {"jan": "January", "feb": "February", "mar": "March", "apr": "April", "jun": "June", "jul": "July",
            "aug": "August", "sep": "September", "sept": "September", "oct": "October", "nov": "November",
            "dec": "December"}
-# an abbreviated month before a day or a year ("Dec 12", "dec 2023", "Dec '23"); all capitals is
-# an abbreviation of its own ("SEP", the Summary of Economic Projections)
-_MONTH = re.compile(r"\b(?P<m>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?(?=\s*,?\s*['’]?\d)",
-                    re.I)
+_FULL = ("january", "february", "march", "april", "june", "july", "august", "september", "october", "november",
+         "december")  # "may" aside: a word too
+_ANY_MONTH = "|".join(sorted([*_MONTHS, *_FULL, "may"], key=len, reverse=True))
+# an abbreviated (or lower-case) month before a day or a year ("Dec 12", "dec 2023", "Dec '23"), or
+# before a range or a list to another month ("jan-oct 2025", "Jan. thru Oct. 2025"), where the date
+# parser reads months written out; all capitals is an abbreviation of its own ("SEP", the Summary
+# of Economic Projections)
+_MONTH = re.compile(r"\b(?P<m>" + "|".join(sorted([*_MONTHS, *_FULL], key=len, reverse=True)) + r")\.?"
+                    r"(?=\s*,?\s*['’]?\d|\s*(?:[-–—/,&]|\b(?:to|through|thru|and|or|vs)\b)\.?\s*(?:"
+                    + _ANY_MONTH + r")\b)", re.I)
 # general English shorthand -> the word it stands for
 _WORDS = {
     "vs": "compared with", "vs.": "compared with", "versus": "compared with",
@@ -46,12 +52,14 @@ _AND = re.compile(r"(?<=\w)\s+[&+]\s+(?=\w)")  # "taper + QT", "IOER & ON RRP"
 
 def _month(m: re.Match) -> str:
     word = m.group("m")
-    return word if word.isupper() and len(word) > 1 else _MONTHS[word.lower()]
+    if word.isupper() and len(word) > 1:
+        return word
+    return _MONTHS.get(word.lower()) or word.capitalize()
 
 
 def read_shorthand(question: str) -> str:
     """``question`` with its shorthand in the documents' words (unchanged when it has none)."""
-    text = _MONTH.sub(_month, question)
+    text = _MONTH.sub(_month, _MONTH.sub(_month, question))  # twice: "jan, feb and mar 2020" reads right to left
     text = _GLUED_BP.sub(" basis points", text)
     text = _PERCENT_SIGN.sub(" percent", text)
     text = _AND.sub(" and ", text)

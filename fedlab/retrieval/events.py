@@ -1180,6 +1180,28 @@ def _scope(meetings: tuple[Meeting, ...]) -> str:
     return "span" if days <= SPAN_MAX_DAYS else "multi_year"
 
 
+def _at_the_meeting_named(groups: list[_Group], tl: Timeline) -> list[_Group]:
+    """``groups`` less each singular event with many candidates ("the quarter-point hike") beside
+    references that name one meeting at which such an event happened ("at the meeting right after
+    the Silicon Valley Bank collapse, what alternatives to the quarter-point hike …"): it is the
+    one at that meeting, not a second reference."""
+    named = _flat(g.res.meetings for g in groups if g.res is not None)
+    if len(named) != 1:
+        return groups
+    kept = []
+    for g in groups:
+        x = g.mentions[0] if g.res is None and len(g.mentions) == 1 else None
+        if x is not None and x.ordinal is None and not x.plural and not x.relative_ord:
+            try:
+                candidates = {m.date for m in _flat(_items(x, tl)[0])}
+            except _Unresolved:
+                candidates = set()
+            if len(candidates) > 1 and named[0].date in candidates:
+                continue
+        kept.append(g)
+    return kept
+
+
 def resolve_event(question: str, timeline: Timeline, parsed: DateHint | None = None,
                   locate=None) -> EventHint | None:
     """The meeting(s) an event reference in ``question`` names, or None.
@@ -1197,7 +1219,7 @@ def resolve_event(question: str, timeline: Timeline, parsed: DateHint | None = N
     mentions = _mentions(text)
     if not mentions:
         return None
-    groups = _groups(text, mentions, timeline, locate)
+    groups = _at_the_meeting_named(_groups(text, mentions, timeline, locate), timeline)
     if not groups or any(g.res is None for g in groups):
         return None  # no event, or one that does not resolve to meetings (ambiguous, none such)
     tokens = list(_DATE_TOKEN_RE.finditer(text))
