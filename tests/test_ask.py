@@ -64,11 +64,14 @@ def test_off_topic_question_abstains(corpus_dir):
 
 
 def test_an_abstention_names_the_words_no_document_uses(corpus_dir):
-    """The documents say "balance sheet runoff", never "QT": the user is told which word to put otherwise."""
-    out = json.loads(ask(corpus_dir, "--json", "When did QT end?").stdout)
-    assert out["abstained"] is True and out["abstain_reason"] != "coverage" and out["unknown_words"] == ["QT"]
-    panel = " ".join(ask(corpus_dir, "When did QT end?").stdout.split())
-    assert "why no answer:" in panel and "the documents never use 'QT': ask in other words" in panel
+    """The FOMC's documents never name the Fed's payment service: the user is told which word to put
+    otherwise. Shorthand the agent reads in the documents' words is not among them ("QT": "balance
+    sheet runoff", fedlab.lm.shorthand)."""
+    out = json.loads(ask(corpus_dir, "--json", "When did the FedNow rollout end?").stdout)
+    assert out["abstained"] is True and out["abstain_reason"] != "coverage" and out["unknown_words"] == ["FedNow"]
+    panel = " ".join(ask(corpus_dir, "When did the FedNow rollout end?").stdout.split())
+    assert "why no answer:" in panel and "the documents never use 'FedNow': ask in other words" in panel
+    assert json.loads(ask(corpus_dir, "--json", "When did QT end?").stdout)["unknown_words"] == []
     answered = json.loads(ask(corpus_dir, "--json", "Who dissented at the June 2019 meeting?").stdout)
     assert answered["abstained"] is False and answered["unknown_words"] == []
 
