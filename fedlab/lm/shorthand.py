@@ -9,7 +9,8 @@ were abstained on 0.39 of the time, their questions as written 0.03), so the age
 question with each shorthand replaced by the documents' words before it searches
 (fedlab.agent.program). The tables are general English and market shorthand, each mapped to
 words the corpus uses; none is taken from a question set. A shorthand is replaced as a whole
-word only, and a month only where a day or a year follows it ("mar 2020", not "mar").
+word only, and a month only where a day, a year or a range to another month follows it ("mar
+2020", "jan-oct 2025", not "mar").
 """
 from __future__ import annotations
 

@@ -182,12 +182,12 @@ def calibration_rewordings(cfg) -> dict[str, list[str]]:
     path = cfg.dataset.get("calibration_rewordings_path")
     if not path:
         return {}
-    ids = {q.id for q in load_dataset(cfg.dataset.path)}
-    if cfg.dataset.get("calibration_path"):
-        ids |= {q.id for q in load_dataset(cfg.dataset.calibration_path)}
     if not Path(path).is_file():
         raise FedlabError(f"dataset.calibration_rewordings_path={path} does not exist: point it at a JSONL file of "
                           "{\"of\", \"style\", \"question\"} lines, or pass dataset.calibration_rewordings_path=null")
+    ids = {q.id for q in load_dataset(cfg.dataset.path)}
+    if cfg.dataset.get("calibration_path"):
+        ids |= {q.id for q in load_dataset(cfg.dataset.calibration_path)}
     out: dict[str, list[str]] = {}
     for line, row in read_lines(path):
         if not (isinstance(row, dict) and isinstance(row.get("question"), str) and row["question"].strip()
