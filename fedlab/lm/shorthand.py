@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import re
 
-_MONTHS = {"jan": "January", "feb": "February", "mar": "March", "apr": "April", "jun": "June", "jul": "July",
-           "aug": "August", "sep": "September", "sept": "September", "oct": "October", "nov": "November",
-           "dec": "December"}
-_FULL = ("january", "february", "march", "april", "june", "july", "august", "september", "october", "november",
-         "december")  # "may" aside: a word too
-_ANY_MONTH = "|".join(sorted([*_MONTHS, *_FULL, "may"], key=len, reverse=True))
+from fedlab.lm.rate_path import MONTH_NAMES
+from fedlab.retrieval.dates import MONTH_WORD, month_number
+
 # an abbreviated (or lower-case) month before a day or a year ("Dec 12", "dec 2023", "Dec '23"), or
 # before a range or a list to another month ("jan-oct 2025", "Jan. thru Oct. 2025"), where the date
 # parser reads months written out; all capitals is an abbreviation of its own ("SEP", the Summary
-# of Economic Projections)
-_MONTH = re.compile(r"\b(?P<m>" + "|".join(sorted([*_MONTHS, *_FULL], key=len, reverse=True)) + r")\.?"
-                    r"(?=\s*,?\s*['’]?\d|\s*(?:[-–—/,&]|\b(?:to|through|thru|and|or|vs)\b)\.?\s*(?:"
-                    + _ANY_MONTH + r")\b)", re.I)
+# of Economic Projections), and "may" a word too
+_MONTH = re.compile(r"\b(?P<m>" + MONTH_WORD + r")"
+                    r"(?=\s*,?\s*['’]?\d|\s*(?:[-–—/,&]|\b(?:to|through|thru|and|or|vs)\b)\.?\s*"
+                    + MONTH_WORD + ")", re.I)
 # general English shorthand -> the word it stands for
 _WORDS = {
     "vs": "compared with", "vs.": "compared with", "versus": "compared with",
@@ -53,9 +50,9 @@ _AND = re.compile(r"(?<=\w)\s+[&+]\s+(?=\w)")  # "taper + QT", "IOER & ON RRP"
 
 def _month(m: re.Match) -> str:
     word = m.group("m")
-    if word.isupper() and len(word) > 1:
+    if (word.isupper() and len(word) > 1) or word.lower() == "may":
         return word
-    return _MONTHS.get(word.lower()) or word.capitalize()
+    return MONTH_NAMES[month_number(word) - 1]
 
 
 def read_shorthand(question: str) -> str:

@@ -45,6 +45,7 @@ MONTHS = {
 }
 _MON = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
         r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)(?![a-z])\.?")
+MONTH_WORD = _MON  # a month as written, in full or abbreviated ("Sept."); case left to the caller
 _FULL_MON = r"(?:January|February|March|April|May|June|July|August|September|October|November|December)"
 # after a year's digits: not more number characters, not an amount or a rate
 _NOT_AMOUNT = r"(?![\w%]|[.,]\d|\s*(?:percent|per cent|pct|basis|bps?|billion|million|trillion|thousand|dollars)\b)"
@@ -119,7 +120,8 @@ def _month_end(year: int, month: int) -> date:
     return date(year, month, calendar.monthrange(year, month)[1])
 
 
-def _mon(word: str) -> int:
+def month_number(word: str) -> int:
+    """The month (1-12) a MONTH_WORD names."""
     return MONTHS[word.lower().rstrip(".")[:3]]
 
 
@@ -176,8 +178,8 @@ def _iso(m) -> _Atom | None:
 
 
 def _days(m) -> _Atom | None:
-    y, m1 = int(m["y"]), _mon(m["m1"])
-    m2 = _mon(m["m2"]) if m["m2"] else m1
+    y, m1 = int(m["y"]), month_number(m["m1"])
+    m2 = month_number(m["m2"]) if m["m2"] else m1
     d1 = _safe_date(y, m1, int(m["d1"]))
     d2 = _safe_date(y, m2, int(m["d2"])) if m["d2"] else d1
     if d1 is None or d2 is None or d2 < d1:
@@ -252,10 +254,10 @@ _PATTERNS = [  # (regex, atom maker, flags); order matters: longer forms first
      rf"(?:in\s+)?(?P<y>{_YEAR_CORE})", _part, re.I),
     (rf"\b(?P<s>spring|summer|fall|autumn)\s+(?:of\s+)?(?:the\s+year\s+)?(?P<y>{_YEAR_CORE})", _season, re.I),
     (rf"\b(?P<m>{_MON})\s*,?\s*(?:of\s+)?(?P<y>{_Y})",
-     lambda m: _months_atom(_mon(m["m"]), _mon(m["m"]), m["y"], "month"), re.I),
+     lambda m: _months_atom(month_number(m["m"]), month_number(m["m"]), m["y"], "month"), re.I),
     # a year written with an apostrophe: "June '22", "the '22 hikes"
     (rf"\b(?P<m>{_MON})\s*,?\s*['’](?P<y>\d\d)" + _NOT_AMOUNT,
-     lambda m: _months_atom(_mon(m["m"]), _mon(m["m"]), str(_century(m["y"])), "month"), re.I),
+     lambda m: _months_atom(month_number(m["m"]), month_number(m["m"]), str(_century(m["y"])), "month"), re.I),
     (_SHORT_YEAR, lambda m: _year_atom(_century(m["y"])), re.I),
 ]
 
@@ -268,7 +270,7 @@ def _atoms(text: str, today: date) -> list[_Atom]:
     def bare_month(m):
         if m.group() == "May" and not text[:m.start()].strip():
             return None  # "May the Committee ..." opening a question
-        return _months_atom(_mon(m.group()), _mon(m.group()), None, "month")
+        return _months_atom(month_number(m.group()), month_number(m.group()), None, "month")
 
     def relative(m):
         y = today.year - (m["w"].lower() != "this")
