@@ -291,6 +291,54 @@ def test_while_the_range_sat_at_its_peak(timeline):
     assert_one(resolve("the first cut after the peak", timeline), first_cut_after.date)
 
 
+# -- hold runs ------------------------------------------------------------------------------------------
+
+
+def ended_by(timeline: Timeline, run: list[Meeting]) -> Meeting:
+    """The move that ended a run: the first decision after it."""
+    return next(m for m in timeline.decisions() if m.date > run[-1].date)
+
+
+def test_how_long_a_named_range_was_held(timeline):
+    run = run_of(timeline, 0.0, 0.25)
+    ev = resolve("For how many meetings did the range stay at 0 to 1/4 percent?", timeline)
+    assert_span(ev, run + [ended_by(timeline, run)])
+    holds = [m for m in run if m.decision is not None and m.decision.direction == "hold" and not m.notation_vote]
+    assert f"held at {len(holds)} meetings" in ev.provenance and f"set {run[0].date}" in ev.provenance
+    assert ev.hint.text == "0 to 1/4 percent"  # the words that name the run, not the question
+
+
+def test_how_long_the_range_was_held_after_an_event(timeline):
+    last_hike = moves(timeline, "raise")[-1]
+    run = next(run_of(timeline, last_hike.decision.after.low, last_hike.decision.after.high, k)
+               for k in range(5) if run_of(timeline, last_hike.decision.after.low,
+                                               last_hike.decision.after.high, k)[0].date == last_hike.date)
+    expected = run + [ended_by(timeline, run)]
+    for q in ("Once the Fed made its final hike, how many meetings in a row did it hold the range before cutting?",
+              "after the last hike how long did the fed stay on hold",
+              "How long did rates sit at their 2022-23 peak before the first cut?"):
+        assert_span(resolve(q, timeline), expected)
+    assert ended_by(timeline, run).decision.direction == "cut"
+    # a dated anchor: the range in force after that meeting, up to the move that ended it
+    dec_cut = next(m for m in moves(timeline, "cut") if m.date.startswith("2024-12"))
+    run = next(run_of(timeline, dec_cut.decision.after.low, dec_cut.decision.after.high, k) for k in range(5)
+               if run_of(timeline, dec_cut.decision.after.low, dec_cut.decision.after.high, k)[0].date == dec_cut.date)
+    assert_span(resolve("After the December 2024 cut, how many meetings did the Committee keep rates unchanged?",
+                        timeline), run + [ended_by(timeline, run)])
+
+
+def test_hold_run_needs_a_question_about_holding_the_range(timeline):
+    from fedlab.retrieval.events import asks_hold_run
+
+    assert asks_hold_run("How long were rates held at 5.25-5.5%?")
+    assert asks_hold_run("for how many straight meetings was the target range left unchanged after the cut?")
+    assert not asks_hold_run("How many meetings did the FOMC hold in 2020?")  # meetings held, not the range
+    assert not asks_hold_run("How did the guidance on how long rates would stay near zero change?")
+    assert not asks_hold_run("How many times did the Committee raise rates in 2022?")
+    # a range the target never sat at names no run: the question is left to the other rules
+    assert resolve("How many meetings did the range stay at 7 to 7-1/4 percent?", timeline) is None
+
+
 # -- cycles ----------------------------------------------------------------------------------------------
 
 

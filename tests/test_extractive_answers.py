@@ -12,6 +12,7 @@ from fedlab.agent.citations import ground_citations
 from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, VOTE_SECTION
 from fedlab.evaluation.answers.normalize import contains_fact
 from fedlab.lm.extractive import TOKENS, synthesize_answer, undated_terms
+from fedlab.lm.hold_run import hold_run_answer
 from fedlab.lm.rate_path import asked_size, asks_rate_path, points_text, range_text, rate_path_answer, read_decisions
 
 MONTHS = "January February March April May June July August September October November December".split()
@@ -908,3 +909,42 @@ def test_united_states_and_us_are_one_place_to_the_reader():
     answer = synthesize_answer("Where did participants come down on negative rates for the U.S.?",
                                [passage(1, "2019-10-30", text, "minutes")], max_sentences=1)["answer"]
     assert answer.startswith("All participants judged"), answer
+
+
+def test_hold_run_names_the_setting_meeting_the_holds_and_the_move_that_ended_it():
+    meetings = [("2023-07-26", raise_to("5-1/4 to 5-1/2")), ("2023-09-20", hold_at("5-1/4 to 5-1/2")),
+                ("2023-11-01", hold_at("5-1/4 to 5-1/2")), ("2023-12-13", hold_at("5-1/4 to 5-1/2")),
+                ("2024-01-31", hold_at("5-1/4 to 5-1/2")), ("2024-09-18", lower_by("1/2", "4-3/4 to 5"))]
+    passages = [passage(i + 1, iso, text) for i, (iso, text) in enumerate(reversed(meetings))]
+    q = "Once the Fed got to 5-1/4 to 5-1/2 percent, how many meetings did it sit there before the first cut?"
+    answer = synthesize_answer(q, passages)["answer"]
+    assert answer.startswith("The Committee raised the target range for the federal funds rate to 5-1/4 to 5-1/2 "
+                             "percent in July 2023"), answer
+    # January to September 2024 is more than eight weeks: a meeting may be missing from the passages
+    assert "held it there for at least the next four meetings (September 2023, November 2023, December 2023, " \
+           "January 2024)" in answer, answer
+    assert "It next moved in September 2024, lowering the range by 1/2 percentage point (50 basis points) to " \
+           "4-3/4 to 5 percent [Source 1]" in answer, answer
+    assert "in July 2023 [Source 6]" in answer  # passages are reversed: 2023-07-26 is [Source 6]
+    assert_every_sentence_cited(answer)
+    # every meeting found: the count is exact
+    whole = [m for m in meetings if m[0] != "2024-09-18"] + [
+        (iso, hold_at("5-1/4 to 5-1/2")) for iso in ("2024-03-20", "2024-05-01", "2024-06-12", "2024-07-31")] + [
+        ("2024-09-18", lower_by("1/2", "4-3/4 to 5"))]
+    answer = hold_run_answer(q, [passage(i + 1, iso, text) for i, (iso, text) in enumerate(whole)])
+    assert "held it there for the next eight meetings" in answer, answer
+    assert contains_fact(answer, "eight") and contains_fact(answer, "4-3/4 to 5 percent")
+
+
+def test_hold_run_in_force_from_the_first_meeting_found_and_questions_it_does_not_answer():
+    meetings = [("2019-01-30", hold_at("2-1/4 to 2-1/2")), ("2019-03-20", hold_at("2-1/4 to 2-1/2")),
+                ("2019-05-01", hold_at("2-1/4 to 2-1/2")), ("2019-06-19", hold_at("2-1/4 to 2-1/2")),
+                ("2019-07-31", lower_by("1/4", "2 to 2-1/4"))]
+    passages = [passage(i + 1, iso, text) for i, (iso, text) in enumerate(meetings)]
+    answer = hold_run_answer("How long did the FOMC keep the range at 2-1/4 to 2-1/2 percent in 2019?", passages)
+    assert answer.startswith("The Committee held the target range for the federal funds rate at 2-1/4 to 2-1/2 "
+                             "percent for four meetings in a row (January 2019, March 2019, May 2019, June 2019)"), answer
+    assert "It next moved in July 2019, lowering the range by 1/4 percentage point" in answer
+    # a range the passages never hold, or no question about holding: nothing composed
+    assert hold_run_answer("How long did the FOMC keep the range at 5 to 5-1/4 percent?", passages) is None
+    assert hold_run_answer("How many times did the FOMC cut rates in 2019?", passages) is None

@@ -46,6 +46,9 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      question asks about one meeting ("what changes to the swap lines were backed on March 15,
      2020?": its statement's edits or the decisions its minutes record), below the best other
      sentence itself.
+  1a. hold run (fedlab.lm.hold_run): a question asking how long the range was held is answered by
+     the meeting that set it, the count and list of the meetings that held it and the move that
+     ended the run, each cited, read from the decision sentences in the passages.
   1. rate path (fedlab.lm.rate_path): a question about the federal funds target range over
      several meetings that counts moves, asks for the path, which moves there were or whether
      there was one is
@@ -122,6 +125,7 @@ from fedlab.corpus.timeline import asks_about_votes
 from fedlab.lm.administered_path import administered_path_answer
 from fedlab.lm.answer_types import asked_types, held_types
 from fedlab.lm.balance_sheet_record import balance_sheet_answer, is_balance_sheet_record, recorded_sentences
+from fedlab.lm.hold_run import hold_run_answer
 from fedlab.lm.rate_path import HEAD_DATE, in_label, meeting_labels, rate_path_answer
 from fedlab.lm.said_runs import said_answer, split_said
 from fedlab.lm.vote_record import ASKS_WHO_RE, ROSTER, VOTE_SENTENCE, is_vote_record, vote_record_answer
@@ -374,7 +378,8 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     recorded = {sentence.lower() for _, _, sentence in sheet_sentences}
     if sheet:  # the actions are said: the sentences are chosen for the rest of the question
         passages = [p for p in passages if not is_balance_sheet_record(p)]
-    composed = rate_path_answer(question, passages, hint=hint) or administered_path_answer(question, passages, hint)
+    composed = (hold_run_answer(question, passages, hint) or rate_path_answer(question, passages, hint=hint)
+                or administered_path_answer(question, passages, hint))
     if composed or votes or sheet:
         def skip(sentence: str) -> bool:
             return bool(votes and VOTE_SENTENCE.match(sentence)) or " ".join(sentence.split()).lower() in recorded

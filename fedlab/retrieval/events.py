@@ -41,6 +41,13 @@ Rule families (each an :class:`EventHint` with a provenance naming the rule and 
 * **cycles**: "the 2022-23 tightening", "the hiking cycle", "the current easing cycle", "the
   start of the tightening cycle", "since the Fed began raising rates": a cycle is a maximal run
   of same-direction moves in the timeline (holds in between allowed).
+* **hold runs**: a question that asks how long the range was held ("how many meetings did the
+  FOMC sit at 4-1/4 to 4-1/2 percent", "for how long did rates stay at their peak", "once the Fed
+  made its final hike, how many meetings in a row did it hold the range": :func:`asks_hold_run`)
+  names the run of meetings at one range — the range it names, else the one set at the meeting an
+  event names (its first other reference that is not a "before …" clause: that one says where the
+  run ends) — and is resolved to the meeting that set the range, the meetings that held it and the
+  move that ended the run, so that the search finds each decision.
 
 Precision first: a question with no event reference, or only a generic one ("the statement",
 "the cut", "the June 2022 meeting"), gives None, and so does an ambiguous reference ("when
@@ -271,6 +278,7 @@ class _Res:
     desc: str
     point: bool = False  # an anchor that is a moment just before its meeting ("the pandemic")
     aftermath: bool = False  # "after X" with no head: X's meeting and the next
+    since: bool = False  # "since X" with no head: every meeting from X's first on
 
 
 @dataclass
@@ -1063,7 +1071,7 @@ def _open_span(rel: str, anchor: _Res, tl: Timeline) -> _Res:
     if not ms:
         raise _Unresolved(f"no {where}")
     return _Res(tuple(ms), f"{where} ({anchor.desc}) → {_dates(ms)}", aftermath=rel not in ("before", "since")
-                and not anchor.point)
+                and not anchor.point, since=rel == "since" or anchor.point)
 
 
 def _groups(text: str, ms: list[_Mention], tl: Timeline, locate=None) -> list[_Group]:
@@ -1202,6 +1210,109 @@ def _at_the_meeting_named(groups: list[_Group], tl: Timeline) -> list[_Group]:
     return kept
 
 
+# -- hold runs --------------------------------------------------------------------------------------
+
+# holding the range: a verb with the range as its object ("kept rates", "hold the range"), or a verb
+# or adjective of staying put ("sat at", "remained", "unchanged", "on hold") — never "hold" alone,
+# which also holds meetings ("how many meetings did the FOMC hold in 2020?")
+_HOLDING = (rf"(?:(?:hold|holds|held|holding|keep|keeps|kept|keeping|leave|leaves|left|leaving|maintain|maintains"
+            rf"|maintained|maintaining)\s+(?:{_RATE_SUBJ}|its\s+(?:target\s+)?range|policy|it|them)\b"
+            rf"|(?:held|kept|maintained|left)\s+(?:at|near|around|steady|unchanged|there|constant)\b"
+            rf"|(?:sit|sits|sat|sitting|stay|stays|stayed|staying|remain|remains|remained|remaining|stand|stands"
+            rf"|stood|rest|rested|pause|paused|pausing|park|parked)\b|unchanged\b|steady\b|on\s+(?:hold|pause)\b)")
+_HOW_LONG = (r"(?:how\s+many\s+(?:more\s+|further\s+)?(?:consecutive\s+|straight\s+|successive\s+)?"
+             r"(?:(?:scheduled|policy|fomc|committee)\s+)?meetings|how\s+long|number\s+of\s+(?:consecutive\s+)?meetings)")
+_HOLD_RUN_ASK = re.compile(rf"\b{_HOW_LONG}\b[^?.;]*?\b{_HOLDING}|\b{_HOLDING}[^?.;]*?\bfor\s+{_HOW_LONG}\b", re.I)
+_NAMED_RANGE = re.compile(rf"(?<![\d/.-]){_range('t')}", re.I)
+_AT_EXTREME = re.compile(rf"\b(?:at|near|around|in)\s+{_target('t')}", re.I)
+_ENDS_RUN = re.compile(r"^(?:before|until|till|prior\s+to|ahead\s+of|preceding)\b", re.I)
+
+
+# what the documents said about holding, not how long it lasted: guidance ("how long rates would
+# stay near zero"), a judgment ("how long the stance would stay appropriate")
+_SAID_NOT_DONE = re.compile(r"\b(?:would|will|could|should|might|expect\w*|anticipat\w*|intend\w*|plan\w*|likely"
+                            r"|guidance|appropriate|language|wording|say|says|said|describ\w*|characteri\w*|signal\w*"
+                            r"|communicat\w*|indicat\w*)\b", re.I)
+
+
+def asks_hold_run(question: str) -> bool:
+    """Whether ``question`` asks how long the target range was held (module docstring: hold runs)."""
+    text = re.sub(r"[‐‑‒–—−]", "-", question or "")
+    return bool(_HOLD_RUN_ASK.search(text)) and not _SAID_NOT_DONE.search(text)
+
+
+def named_range(question: str) -> tuple[float, float] | None:
+    """The first target range ``question`` writes ("4-1/4 to 4-1/2 percent", "5.25-5.5%"), or None."""
+    for m in _NAMED_RANGE.finditer(re.sub(r"[‐‑‒–—−]", "-", question or "")):
+        found = _parse_range(m, "t")
+        if found is not None:
+            return found
+    return None
+
+
+def _hold_run(text: str, mentions: list[_Mention], tl: Timeline, parsed: DateHint | None,
+              locate=None) -> EventHint | None:
+    """The run a hold-run question names (module docstring), or None when it names none the
+    timeline holds, or more than one."""
+    runs = _range_runs(tl)
+    target = named_range(text)
+    label, said = None, ""  # said: the words that name the run (the hint's text)
+    if target is not None:
+        said = next(m.group() for m in _NAMED_RANGE.finditer(text) if _parse_range(m, "t") == target)
+        candidates = [i for i, (r, _) in enumerate(runs) if r == target]
+        label = f"range {_fmt(target)}"
+    else:
+        m = _AT_EXTREME.search(text)
+        mention = _Mention(0, 0, "held", "")
+        if m is not None and _set_extreme(mention, m, "t"):
+            try:
+                chosen, label = _extreme_runs(tl, mention.extreme, mention.ext_window)
+            except _Unresolved:
+                return None
+            starts = {ms[0].date for _, ms in chosen}
+            candidates = [i for i, (_, ms) in enumerate(runs) if ms[0].date in starts]
+            said = m.group()
+        else:
+            candidates = list(range(len(runs)))
+    anchor = None
+    for g in _groups(text, mentions, tl, locate):
+        if g.res is not None and not _ENDS_RUN.match(text[g.start:]) and not all(x.kind == "held" for x in g.mentions):
+            res = g.res
+            anchor = res.meetings[0] if res.aftermath or res.since else res.meetings[-1]
+            said = said or text[g.start:g.end]
+            break
+    if anchor is None and parsed is not None and parsed.scope in ("meeting", "month") and parsed.date_from:
+        # the range in force after the period the question dates: its last decision's
+        anchor = next((m for m in reversed(tl.meetings) if parsed.date_from <= m.date <= (parsed.date_to or parsed.date_from)
+                       and m.decision is not None), None)
+        said = said or parsed.text
+    if anchor is not None:
+        # the run in force after the anchor's meeting: the one holding it, else the first after it
+        holding = [i for i in candidates if any(m.date == anchor.date for m in runs[i][1])]
+        later = [i for i in candidates if runs[i][1][0].date > anchor.date]
+        candidates = holding or later[:1]
+    elif target is None and label is None:
+        return None  # neither a range nor a meeting to start from
+    if len(candidates) > 1:
+        long = [i for i in candidates if sum(1 for m in runs[i][1] if m.decision) >= 2]
+        candidates = long if len(long) == 1 else candidates
+    if len(candidates) != 1:
+        return None
+    i = candidates[0]
+    rng, held = runs[i]
+    ended = runs[i + 1][1][0] if i + 1 < len(runs) else None
+    meetings = tuple(held) + ((ended,) if ended is not None else ())
+    holds = sum(1 for m in held if m.decision is not None and m.decision.direction == "hold" and not m.notation_vote)
+    set_at = held[0].date if held[0].decision is not None and held[0].decision.direction != "hold" else None
+    desc = (f"hold run at {_fmt(rng)}" + (f" ({label})" if label and target is None else "")
+            + (f": set {set_at}," if set_at else ": in force from the timeline's start,")
+            + f" held at {holds} meeting{'s' if holds != 1 else ''}"
+            + (f", ended {ended.date}" if ended is not None else ", not ended in the timeline")
+            + (f" (from {anchor.date})" if anchor is not None else ""))
+    hint = DateHint(meetings[0].date, meetings[-1].date, _scope(meetings), said.strip())
+    return EventHint(hint, tuple(m.date for m in meetings), desc)
+
+
 def resolve_event(question: str, timeline: Timeline, parsed: DateHint | None = None,
                   locate=None) -> EventHint | None:
     """The meeting(s) an event reference in ``question`` names, or None.
@@ -1217,6 +1328,10 @@ def resolve_event(question: str, timeline: Timeline, parsed: DateHint | None = N
         return None
     text = re.sub(r"[‐‑‒–—−]", "-", question).replace("’", "'")
     mentions = _mentions(text)
+    if asks_hold_run(text):
+        run = _hold_run(text, mentions, timeline, parsed, locate)
+        if run is not None:
+            return run
     if not mentions:
         return None
     groups = _at_the_meeting_named(_groups(text, mentions, timeline, locate), timeline)
