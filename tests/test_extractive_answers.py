@@ -237,6 +237,12 @@ def test_vote_records_over_many_meetings_list_the_split_ones_and_group_the_rest(
     assert ("Unanimous at the other 3 meetings: January 2022 [Source 1], May 2022 [Source 3], July 2022 [Source 5]."
             in answer)
     assert_grounds(answer, len(passages))
+    # nobody dissented: the answer says so first
+    unanimous = [vote_record(d, k + 1) for k, d in enumerate(dates)]
+    answer = synthesize_answer("Did anyone dissent from a policy decision in 2022?", unanimous)["answer"]
+    assert answer.startswith("No dissents. Unanimous at the 5 meetings: January 2022 [Source 1]"), answer
+    assert not synthesize_answer("Who dissented during 2022?", passages)["answer"].startswith("No dissents")
+    assert not synthesize_answer("How many voted for the decisions in 2022?", unanimous)["answer"].startswith("No")
 
 
 def test_vote_records_count_every_dissenter_of_several_groups():

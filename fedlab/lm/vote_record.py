@@ -11,7 +11,9 @@ and not voting: Adriana D. Kugler." With more than ``FULL_LINES`` meetings the u
 one line ("Unanimous at the other 5 meetings: January 2019 [Source 2], …"). A question asking who
 voted (who or which, and not about dissents or unanimity) also gets the names voting for at each
 of at most two meetings, or over more the names voting at the last meeting but not the first and
-the other way round (the annual rotation of the Reserve Bank presidents).
+the other way round (the annual rotation of the Reserve Bank presidents). A question about dissents
+whose meetings were all unanimous opens with "No dissents." (the agent hands the record of every
+policy meeting in the question's range).
 No record among the passages: no lines ("").
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ VOTE_SENTENCE = re.compile(r"\s*(?:Voting\s+(?:for|against)|Absent\s+and\s+not\s
 # who voted for the action, who voted as an alternate: the roster changes with the rotation, not the policy
 ROSTER = re.compile(r"\s*(?:Voting\s+for\b|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\s+voted\s+as\s+(?:an\s+)?alternate\b)")
 ASKS_WHO_RE = re.compile(r"\b(?:who|which|whom|whose)\b", re.I)
+DISSENT_RE = re.compile(r"\bdissent\w*|\bvot\w*\s+against\b", re.I)  # asks whether anyone voted against
 SPLIT_RE = re.compile(r"\b(?:dissent\w*|against|unanim\w*|abstain\w*)", re.I)  # asks how the vote split, not who voted
 
 
@@ -111,6 +114,8 @@ def vote_record_answer(question: str, passages: list[str]) -> str:
                          + ", ".join(f"{labels[d]} {cite_sources([votes[d].source])}" for d in unanimous) + ".")
     if who and len(dates) > 2:
         lines.append(_rotation(dates[0], dates[-1], votes, labels))
+    if DISSENT_RE.search(question) and not any(votes[d].n_against for d in dates):
+        lines.insert(0, "No dissents.")  # what was asked, before the meetings that show it
     return " ".join(lines)
 
 
