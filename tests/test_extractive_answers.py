@@ -419,6 +419,12 @@ def test_rate_path_questions_are_told_apart():
     assert asks_rate_path("Can you tell me how the target range moved in 2022?") == "path"  # an indirect question
     assert asks_rate_path("Can you tell me why the Committee cut rates in 2019?") is None  # it asks why
     assert asks_rate_path("How did the statements describe rates in 2019?") is None  # wording
+    # the moves named by the Committee's stance; not the markets' or the balance sheet's
+    assert asks_rate_path("How much easing did the FOMC deliver over 2024?") == "count"
+    assert asks_rate_path("How much did the Fed tighten in 2022?") == "count"
+    assert asks_rate_path("How much did financial conditions tighten in 2022?") is None
+    assert asks_rate_path("How did quantitative tightening proceed over 2023?") is None
+    assert asks_rate_path("How much did inflation ease in 2023?") is None
 
 
 def test_notation():

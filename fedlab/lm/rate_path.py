@@ -2,9 +2,9 @@
 
 For a question about the target range across several meetings (its date range spans more than
 one meeting: scope span / year / multi_year; it names the federal funds rate, the target range,
-the policy rate or rates / hikes / cuts, and no other rate — primary credit, interest on
-reserves, ON RRP, market yields — nor another subject that takes the same verbs: purchases,
-runoff, projections, votes, guidance, language, conditions) that asks to *count* ("how many
+the policy rate or rates / hikes / cuts, or the Committee's easing or tightening, and no other
+rate — primary credit, interest on reserves, ON RRP, market yields — nor another subject that
+takes the same verbs: purchases, runoff, projections, votes, guidance, language, conditions) that asks to *count* ("how many
 times / hikes / cuts", "how much … in total", "over how many meetings"), for the *path* ("how
 did the target range / rates change / move / evolve", "what happened to …", "did … ever move",
 or a request for an account of it with no question word of its own, "walk me through the target
@@ -73,6 +73,15 @@ _FFR = re.compile(
     r"|\b(?:rais\w*|hik\w*|cut\w*|lower\w*|reduc\w*|increas\w*|mov\w*|chang\w*|adjust\w*|set)\s+"
     r"(?:interest\s+|policy\s+)?rates\b"
     r"|\b(?:interest\s+)?rates\b|\bhikes?\b|\bcuts\b", re.I)
+# the moves named by their stance ("how much easing did the FOMC deliver", "how much did the Fed
+# tighten"): the Committee's, not the markets' or the balance sheet's ("quantitative tightening",
+# "tightening of financial conditions", "the labor market tightened")
+_STANCE_MOVE = re.compile(
+    r"(?<!quantitative )\b(?:(?:policy|monetary(?:\s+policy)?)\s+)?(?:easing|tightening|firming|loosening)\b"
+    r"|\b(?:fed|fomc|committee|federal\s+reserve|it|they)\s+(?:\w+\s+){0,2}?(?:tighten(?:ed)?|eased?|loosen(?:ed)?)\b",
+    re.I)
+_NOT_POLICY_STANCE = re.compile(r"\blabou?r\s+market\b|\bfinancial\b|\bcredit\b|\bconditions\b|\blending\b"
+                                r"|\bstandards\b|\bsupply\b|\bquantitative\b", re.I)
 # a rate other than the federal funds rate
 OTHER_RATE = re.compile(
     r"\bprimary\s+credit\b|\bdiscount\s+rate\b|\breserve\s+balances\b|\b(?:rates?|interest)\s+on\s+"
@@ -138,7 +147,8 @@ def asks_rate_path(question: str, hint=None) -> str | None:
     if hint is None or hint.scope not in MULTI_MEETING_SCOPES:
         return None
     asked = split_request(question)[1]  # "describe the 2019 cuts": the request is no subject
-    if not _FFR.search(asked) or _OTHER_SUBJECT.search(asked):
+    stance = _STANCE_MOVE.search(asked) and not _NOT_POLICY_STANCE.search(asked)
+    if not (_FFR.search(asked) or stance) or _OTHER_SUBJECT.search(asked):
         return None
     if _COUNT.search(question):
         return "count"
