@@ -960,3 +960,6 @@ def test_hold_run_in_force_from_the_first_meeting_found_and_questions_it_does_no
     # a range the passages never hold, or no question about holding: nothing composed
     assert hold_run_answer("How long did the FOMC keep the range at 5 to 5-1/4 percent?", passages) is None
     assert hold_run_answer("How many times did the FOMC cut rates in 2019?", passages) is None
+    assert hold_run_answer("How long did the Committee stay on hold?", passages) is None  # which run is not said
+    assert hold_run_answer("After the Committee's January 2019 meeting, how long did it keep rates unchanged?",
+                           passages).startswith("The Committee held")

@@ -5,24 +5,31 @@ A question that asks how long the range was held ("how many meetings did the FOM
 did it hold the range": fedlab.retrieval.events.asks_hold_run) is searched over the run's meetings
 (the event resolver names the meeting that set the range, those that held it and the move that
 ended it). The answer is composed from the decision sentences in the passages (one per meeting,
-fedlab.lm.rate_path.read_decisions): the run is the range the question names, else the one in force
-after the meeting it dates, else the longest run of holds found; the answer names the meeting that
-set the range, counts and lists the meetings that held it, and gives the move that ended the run —
-each cited to the passage it was read from. When two decisions of the run, or its last and the
-move, are more than ``MAX_GAP_DAYS`` apart a meeting may be missing: the count reads "at least",
-and the move is only given as the next when its sentence says it moved from the run's range ("by
-N", "from X"). A directive that
-only maintains the range (a notation vote) links the run but is no meeting's hold.
+fedlab.lm.rate_path.read_decisions): the run is the range the question names, else the one in
+force after the meeting it dates, else — when the question starts the run at an event or an
+extreme, which the search resolved — the longest run of holds found. The answer names the meeting
+that set the range, counts and lists the meetings that held it, and gives the move that ended the
+run, each cited to the passage it was read from. When two decisions of the run, or its last and
+the move, are more than ``MAX_GAP_DAYS`` apart a meeting may be missing: the count reads "at
+least", and the move is only given as the next when its sentence says it moved from the run's
+range ("by N", "from X"). A directive that only maintains the range (a notation vote) links the
+run but is no meeting's hold.
 
 No run with a hold among the passages: no hold-run answer (None); the caller falls back.
 """
 from __future__ import annotations
 
+import re
 from datetime import date
 
 from fedlab.lm.rate_path import (MAX_GAP_DAYS, PassageDecision, bp_text, cite_sources, count_word, in_label,
                                  meeting_labels, points_text, range_text, read_decisions)
 from fedlab.retrieval.events import asks_hold_run, named_range
+
+
+# the question says where the run starts, by an event the search resolved ("once the Fed made its
+# final hike", "after the December 2024 cut") or an extreme ("at their peak")
+_STARTS_FROM = re.compile(r"\b(?:after|once|since|following|from|peak|trough|lowest|highest|zero)\b", re.I)
 
 
 def _days(a: str, b: str) -> int:
@@ -54,6 +61,8 @@ def _chosen(runs: list[list[PassageDecision]], question: str, hint) -> int | Non
         dated = [i for i in candidates
                  if any(hint.date_from <= d.date <= (hint.date_to or hint.date_from) for d in runs[i])]
         candidates = dated[-1:] or candidates
+    elif not _STARTS_FROM.search(question):
+        return None  # "how long did the Fed stay on hold?": which run is not said
     if not candidates:
         return None
     return max(candidates, key=lambda i: (len(_holds(runs[i])), -i))

@@ -1217,12 +1217,17 @@ def _at_the_meeting_named(groups: list[_Group], tl: Timeline) -> list[_Group]:
 # which also holds meetings ("how many meetings did the FOMC hold in 2020?")
 _HOLDING = (rf"(?:(?:hold|holds|held|holding|keep|keeps|kept|keeping|leave|leaves|left|leaving|maintain|maintains"
             rf"|maintained|maintaining)\s+(?:{_RATE_SUBJ}|its\s+(?:target\s+)?range|policy|it|them)\b"
-            rf"|(?:held|kept|maintained|left)\s+(?:at|near|around|steady|unchanged|there|constant)\b"
-            rf"|(?:sit|sits|sat|sitting|stay|stays|stayed|staying|remain|remains|remained|remaining|stand|stands"
-            rf"|stood|rest|rested|pause|paused|pausing|park|parked)\b|unchanged\b|steady\b|on\s+(?:hold|pause)\b)")
+            # the Committee or the range staying put: its subject says whose ("how long did inflation
+            # remain elevated" is not the range's)
+            rf"|{_SUBJ}\s+(?:(?:was|were|had|has|have|been|be|being|did|do|does)\s+){{0,2}}(?:(?:held|kept|maintained"
+            rf"|left)\s+(?:at|near|around|steady|unchanged|there|constant)\b|(?:sit|sits|sat|sitting|stay|stays|stayed"
+            rf"|staying|remain|remains|remained|remaining|stand|stands|stood|rest|rested|pause|paused|pausing|park"
+            rf"|parked)\b|unchanged\b|steady\b|on\s+(?:hold|pause)\b))")
 _HOW_LONG = (r"(?:how\s+many\s+(?:more\s+|further\s+)?(?:consecutive\s+|straight\s+|successive\s+)?"
              r"(?:(?:scheduled|policy|fomc|committee)\s+)?meetings|how\s+long|number\s+of\s+(?:consecutive\s+)?meetings)")
-_HOLD_RUN_ASK = re.compile(rf"\b{_HOW_LONG}\b[^?.;]*?\b{_HOLDING}|\b{_HOLDING}[^?.;]*?\bfor\s+{_HOW_LONG}\b", re.I)
+# or, with no verb, the range itself ("how many mtgs at 5.25-5.5% after the July 2023 hike")
+_HOLD_RUN_ASK = re.compile(rf"\b{_HOW_LONG}\b[^?.;]*?(?:\b{_HOLDING}|\b(?:at|near)\s+{_range('a')})"
+                           rf"|\b{_HOLDING}[^?.;]*?\bfor\s+{_HOW_LONG}\b", re.I)
 _NAMED_RANGE = re.compile(rf"(?<![\d/.-]){_range('t')}", re.I)
 _AT_EXTREME = re.compile(rf"\b(?:at|near|around|in)\s+{_target('t')}", re.I)
 _ENDS_RUN = re.compile(r"^(?:before|until|till|prior\s+to|ahead\s+of|preceding)\b", re.I)
