@@ -22,6 +22,7 @@ FRESH_DEV4 = ROOT / "datasets" / "fomc_qa" / "fresh_dev4.jsonl"
 FRESH_DEV5 = ROOT / "datasets" / "fomc_qa" / "fresh_dev5.jsonl"
 FRESH_DEV6 = ROOT / "datasets" / "fomc_qa" / "fresh_dev6.jsonl"
 FRESH_DEV7 = ROOT / "datasets" / "fomc_qa" / "fresh_dev7.jsonl"
+FRESH_DEV8 = ROOT / "datasets" / "fomc_qa" / "fresh_dev8.jsonl"
 
 
 # ---------------------------------------------------------------- locate_quote
@@ -423,13 +424,15 @@ def test_shipped_dataset_validates(documents):
                                               (FRESH_DEV6, (DATASET, CALIBRATION_SET, FRESH_DEV, FRESH_DEV3, FRESH_DEV4,
                                                             FRESH_DEV5)),
                                               (FRESH_DEV7, (DATASET, CALIBRATION_SET, FRESH_DEV, FRESH_DEV3, FRESH_DEV4,
-                                                            FRESH_DEV5, FRESH_DEV6))])
+                                                            FRESH_DEV5, FRESH_DEV6)),
+                                              (FRESH_DEV8, (DATASET, CALIBRATION_SET, FRESH_DEV, FRESH_DEV3, FRESH_DEV4,
+                                                            FRESH_DEV5, FRESH_DEV6, FRESH_DEV7))])
 def test_shipped_question_sets_validate_and_are_apart(documents, path, apart_from):
     """The calibration set (the answerability model is fitted on the dev split and it), the fresh
     dev set (the reader is developed on it), the third fresh set (changes to the model are
     compared on it; the second joined the calibration set), the fourth (the reader is developed
     on its first half, the second is held out), the fifth (held out; changes to the model are
-    compared on it), the sixth (the reader is developed on it) and the seventh (held out): they validate, are all dev, cover every category
+    compared on it), the sixth (the reader is developed on it), the seventh and the eighth (held out): they validate, are all dev, cover every category
     and share no id (nor question) with the sets they must stay apart from."""
     report = validate_file(path, documents)
     assert [str(p) for p in report.problems] == []
