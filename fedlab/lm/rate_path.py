@@ -4,15 +4,15 @@ For a question about the target range across several meetings (its date range sp
 one meeting: scope span / year / multi_year; it names the federal funds rate, the target range,
 the policy rate or rates / hikes / cuts, or the Committee's easing or tightening, and no other
 rate — primary credit, interest on reserves, ON RRP, market yields — nor another subject that
-takes the same verbs: purchases, runoff, projections, votes, guidance, language, conditions) that asks to *count* ("how many
-times / hikes / cuts", "how much … in total", "over how many meetings"), for the *path* ("how
-did the target range / rates change / move / evolve", "what happened to …", "did … ever move",
-or a request for an account of it with no question word of its own, "walk me through the target
-range over 2019": fedlab.lm.request) or *which* moves there were ("which increases / cuts …",
-"when did … raise / lower …"), or *whether* it moved ("between A and B, did the FOMC change /
-raise / cut …?": the path answer opened with "Yes." when a move the verb names is found, "No."
-when none is and no meeting may be missing), the answer is composed from the decision sentences
-in the passages, not picked from them:
+takes the same verbs: purchases, runoff, projections, votes, guidance, language, conditions)
+that asks to *count* ("how many times / hikes / cuts", "how much … in total", "over how many
+meetings"), for the *path* ("how did the target range / rates change / move / evolve", "what
+happened to …", "did … ever move", or a request for an account of it with no question word of
+its own, "walk me through the target range over 2019": fedlab.lm.request) or *which* moves there
+were ("which increases / cuts …", "when did … raise / lower …"), or *whether* it moved ("between
+A and B, did the FOMC change / raise / cut …?": the path answer opened with "Yes." when a move the
+verb names is found, "No." when none is and no meeting may be missing), the answer is composed
+from the decision sentences in the passages, not picked from them:
 
 * every passage is scanned for the statements' decision sentence ("… decided to raise / lower /
   maintain / keep the target range for the federal funds rate [by N] [from X] to / at Y
@@ -77,7 +77,7 @@ _FFR = re.compile(
 # tighten"): the Committee's, not the markets' or the balance sheet's ("quantitative tightening",
 # "tightening of financial conditions", "the labor market tightened")
 _STANCE_MOVE = re.compile(
-    r"(?<!quantitative )\b(?:(?:policy|monetary(?:\s+policy)?)\s+)?(?:easing|tightening|firming|loosening)\b"
+    r"\b(?:(?:policy|monetary(?:\s+policy)?)\s+)?(?:easing|tightening|firming|loosening)\b"
     r"|\b(?:fed|fomc|committee|federal\s+reserve|it|they)\s+(?:\w+\s+){0,2}?(?:tighten(?:ed)?|eased?|loosen(?:ed)?)\b",
     re.I)
 _NOT_POLICY_STANCE = re.compile(r"\blabou?r\s+market\b|\bfinancial\b|\bcredit\b|\bconditions\b|\blending\b"

@@ -1224,7 +1224,8 @@ _HOLDING = (rf"(?:(?:hold|holds|held|holding|keep|keeps|kept|keeping|leave|leave
             rf"|staying|remain|remains|remained|remaining|stand|stands|stood|rest|rested|pause|paused|pausing|park"
             rf"|parked)\b|unchanged\b|steady\b|on\s+(?:hold|pause)\b))")
 _HOW_LONG = (r"(?:how\s+many\s+(?:more\s+|further\s+)?(?:consecutive\s+|straight\s+|successive\s+)?"
-             r"(?:(?:scheduled|policy|fomc|committee)\s+)?meetings|how\s+long|number\s+of\s+(?:consecutive\s+)?meetings)")
+             r"(?:(?:scheduled|policy|fomc|committee)\s+)?meetings|how\s+long"
+             r"|number\s+of\s+(?:consecutive\s+)?meetings)")
 # or, with no verb, the range itself ("how many mtgs at 5.25-5.5% after the July 2023 hike")
 _HOLD_RUN_ASK = re.compile(rf"\b{_HOW_LONG}\b[^?.;]*?(?:\b{_HOLDING}|\b(?:at|near)\s+{_range('a')})"
                            rf"|\b{_HOLDING}[^?.;]*?\bfor\s+{_HOW_LONG}\b", re.I)
@@ -1288,8 +1289,9 @@ def _hold_run(text: str, mentions: list[_Mention], tl: Timeline, parsed: DateHin
             break
     if anchor is None and parsed is not None and parsed.scope in ("meeting", "month") and parsed.date_from:
         # the range in force after the period the question dates: its last decision's
-        anchor = next((m for m in reversed(tl.meetings) if parsed.date_from <= m.date <= (parsed.date_to or parsed.date_from)
-                       and m.decision is not None), None)
+        last = parsed.date_to or parsed.date_from
+        anchor = next((m for m in reversed(tl.meetings)
+                       if parsed.date_from <= m.date <= last and m.decision is not None), None)
         said = said or parsed.text
     if anchor is not None:
         # the run in force after the anchor's meeting: the one holding it, else the first after it
