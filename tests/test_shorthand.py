@@ -15,6 +15,7 @@ from fedlab.lm.shorthand import read_shorthand
     ("fed funds range + QT start", "federal funds range and balance sheet runoff start"),
     ("FFR thru 2023", "federal funds rate through 2023"),
     ("IOER & ON RRP", "IOER and ON RRP"),
+    ("three hikes in a row", "three hikes consecutive"),  # an idiom no passage writes
     # a month before a range or a list to another month, where the date parser reads months written out
     ("dissents jan-oct 2025", "dissents January-October 2025"),
     ("Jan. thru Oct. 2025", "January through October 2025"),
@@ -32,6 +33,7 @@ def test_shorthand_is_read_as_the_documents_write_it(asked, read):
     "What did the S&P 500 do?",                  # inside a name
     "may 2024 decision",                          # May is a month's full name
     "Was the decision about QTR-end funding?",   # a shorthand only as a whole word
+    "Which row of the table was revised?",       # "row" alone is no idiom
 ])
 def test_what_is_not_shorthand_is_left_as_asked(asked):
     assert read_shorthand(asked) == asked

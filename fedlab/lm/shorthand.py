@@ -33,6 +33,7 @@ _WORDS = {
     "mtg": "meeting", "mtgs": "meetings", "yr": "year", "yrs": "years", "approx": "approximately",
     "approx.": "approximately", "govt": "government", "gov't": "government", "pct": "percent",
     "bp": "basis points", "bps": "basis points", "cmte": "Committee", "cttee": "Committee",
+    "in a row": "consecutive",  # an idiom: no passage writes "row"
 }
 # market shorthand for what the Committee's documents name in full
 _MARKET = {
