@@ -247,7 +247,8 @@ class AgentProgram:
         """One search judged: its retrieval signals and score, and — with a vocabulary — the
         question and evidence features, scored by the model when there is one."""
         s = self.settings
-        words = set(_TOKENS(question)) - numeric_date_tokens(question, _TOKENS) - set(_TOKENS(date_expressions(result.hint)))
+        words = (set(_TOKENS(question)) - numeric_date_tokens(question, _TOKENS)
+                 - set(_TOKENS(date_expressions(result.hint))))
         signals = retrieval_signals(words, result.hits, lambda h: set(_TOKENS(h.chunk.text)), result.hint,
                                     top_n=s.signal_top_n, bm25_half=s.bm25_half)
         raw = combine(signals, s.weights)

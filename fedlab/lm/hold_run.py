@@ -20,20 +20,16 @@ No run with a hold among the passages: no hold-run answer (None); the caller fal
 from __future__ import annotations
 
 import re
-from datetime import date
 
-from fedlab.lm.rate_path import (MAX_GAP_DAYS, PassageDecision, bp_text, cite_sources, count_word, in_label,
-                                 meeting_labels, points_text, range_text, read_decisions)
+from fedlab.corpus.timeline import bp
+from fedlab.lm.rate_path import (MAX_GAP_DAYS, PassageDecision, bp_text, cite_sources, count_word, days_between,
+                                 in_label, meeting_labels, points_text, range_text, read_decisions)
 from fedlab.retrieval.events import asks_hold_run, named_range
 
 
 # the question says where the run starts, by an event the search resolved ("once the Fed made its
 # final hike", "after the December 2024 cut") or an extreme ("at their peak")
 _STARTS_FROM = re.compile(r"\b(?:after|once|since|following|from|peak|trough|lowest|highest|zero)\b", re.I)
-
-
-def _days(a: str, b: str) -> int:
-    return (date.fromisoformat(b) - date.fromisoformat(a)).days
 
 
 def _runs(decisions: list[PassageDecision]) -> list[list[PassageDecision]]:
@@ -73,7 +69,7 @@ def _moved_from(move: PassageDecision, held: PassageDecision) -> bool:
     bridges the two)."""
     if move.stated_from is not None:
         return move.stated_from == (held.low, held.high)
-    return move.stated_bp is not None and move.stated_bp == abs(round((move.low - held.low) * 100))
+    return move.stated_bp is not None and move.stated_bp == abs(bp(move.low, held.low))
 
 
 def hold_run_answer(question: str, passages: list[str], hint=None) -> str | None:
@@ -88,8 +84,8 @@ def hold_run_answer(question: str, passages: list[str], hint=None) -> str | None
     holds = _holds(run)
     first = run[0]
     ended = runs[i + 1][0] if i + 1 < len(runs) else None
-    complete = all(_days(a.date, b.date) <= MAX_GAP_DAYS for a, b in zip(run, run[1:]))
-    if ended is not None and _days(run[-1].date, ended.date) > MAX_GAP_DAYS:
+    complete = all(days_between(a.date, b.date) <= MAX_GAP_DAYS for a, b in zip(run, run[1:]))
+    if ended is not None and days_between(run[-1].date, ended.date) > MAX_GAP_DAYS:
         complete = False  # a hold may be missing before the move; and the move is the next only if it says
         if not _moved_from(ended, first):  # it moved from this range
             ended = None
@@ -108,7 +104,7 @@ def hold_run_answer(question: str, passages: list[str], hint=None) -> str | None
         answer = (f"The Committee held the target range for the federal funds rate at {at} for {n} in a row "
                   f"({listed}) {hold_cites}.")
     if ended is not None:
-        change = ended.stated_bp if ended.stated_bp is not None else abs(round((ended.low - first.low) * 100))
+        change = ended.stated_bp if ended.stated_bp is not None else abs(bp(ended.low, first.low))
         direction = ended.direction if ended.direction in ("raise", "cut") else (
             "raise" if ended.low > first.low else "cut")
         verb = "raising" if direction == "raise" else "lowering"

@@ -305,7 +305,8 @@ class Step:
     gap: bool = False  # the range it moved from is not the previous decision's: a change was missed
 
 
-def _days(a: str, b: str) -> int:
+def days_between(a: str, b: str) -> int:
+    """Days from ISO date ``a`` to ``b``."""
     return (date.fromisoformat(b) - date.fromisoformat(a)).days
 
 
@@ -353,12 +354,13 @@ def rate_path_answer(question: str, passages: list[str], kind: str | None = None
     inside = [d for d in decisions if (lo is None or d.date >= lo) and (hi is None or d.date <= hi)]
     if len(inside) < 2:
         return None
-    earlier = [d for d in decisions if lo is not None and d.date < lo and _days(d.date, inside[0].date) <= MAX_GAP_DAYS]
+    earlier = [d for d in decisions
+               if lo is not None and d.date < lo and days_between(d.date, inside[0].date) <= MAX_GAP_DAYS]
     start = (earlier[-1].low, earlier[-1].high) if earlier else None
     steps = _steps(inside, start)
     complete = (not any(s.gap for s in steps)
-                and all(_days(a.date, b.date) <= MAX_GAP_DAYS for a, b in zip(inside, inside[1:]))
-                and (lo is None or _days(lo, inside[0].date) <= MAX_GAP_DAYS))
+                and all(days_between(a.date, b.date) <= MAX_GAP_DAYS for a, b in zip(inside, inside[1:]))
+                and (lo is None or days_between(lo, inside[0].date) <= MAX_GAP_DAYS))
     labels = meeting_labels([d.date for d in inside])
     answer = _compose(question, hint, "path" if kind == "yes_no" else kind, steps, complete, labels,
                       earlier[-1] if earlier else None)

@@ -1256,10 +1256,9 @@ def named_range(question: str) -> tuple[float, float] | None:
     return None
 
 
-def _hold_run(text: str, mentions: list[_Mention], tl: Timeline, parsed: DateHint | None,
-              locate=None) -> EventHint | None:
+def _hold_run(text: str, groups: list[_Group], tl: Timeline, parsed: DateHint | None) -> EventHint | None:
     """The run a hold-run question names (module docstring), or None when it names none the
-    timeline holds, or more than one."""
+    timeline holds, or more than one. ``groups``: the question's event references, resolved."""
     runs = _range_runs(tl)
     target = named_range(text)
     label, said = None, ""  # said: the words that name the run (the hint's text)
@@ -1281,7 +1280,7 @@ def _hold_run(text: str, mentions: list[_Mention], tl: Timeline, parsed: DateHin
         else:
             candidates = list(range(len(runs)))
     anchor = None
-    for g in _groups(text, mentions, tl, locate):
+    for g in groups:
         if g.res is not None and not _ENDS_RUN.match(text[g.start:]) and not all(x.kind == "held" for x in g.mentions):
             res = g.res
             anchor = res.meetings[0] if res.aftermath or res.since else res.meetings[-1]
@@ -1335,13 +1334,14 @@ def resolve_event(question: str, timeline: Timeline, parsed: DateHint | None = N
         return None
     text = re.sub(r"[‐‑‒–—−]", "-", question).replace("’", "'")
     mentions = _mentions(text)
+    groups = _groups(text, mentions, timeline, locate)  # read once: locating an anchor searches the corpus
     if asks_hold_run(text):
-        run = _hold_run(text, mentions, timeline, parsed, locate)
+        run = _hold_run(text, groups, timeline, parsed)
         if run is not None:
             return run
     if not mentions:
         return None
-    groups = _at_the_meeting_named(_groups(text, mentions, timeline, locate), timeline)
+    groups = _at_the_meeting_named(groups, timeline)
     if not groups or any(g.res is None for g in groups):
         return None  # no event, or one that does not resolve to meetings (ambiguous, none such)
     tokens = list(_DATE_TOKEN_RE.finditer(text))
