@@ -963,3 +963,22 @@ def test_hold_run_in_force_from_the_first_meeting_found_and_questions_it_does_no
     assert hold_run_answer("How long did the Committee stay on hold?", passages) is None  # which run is not said
     assert hold_run_answer("After the Committee's January 2019 meeting, how long did it keep rates unchanged?",
                            passages).startswith("The Committee held")
+
+
+def test_the_retrievers_ranking_outweighs_a_word_more_in_a_lower_ranked_passage():
+    """With rank_weight, a sentence of a passage ranked far down needs more of the question's words
+    than one ranked first to be said before it: one common word more does not do; a rare one does.
+    Without it, the one word more decides."""
+    question = "What did participants say about the standing repo facility and its minimum bid rate?"
+    first = "Participants said the standing repo facility could be subject to stigma."
+    down = "Participants said the standing repo facility would put a ceiling on the rate."
+    rare = "Participants said the standing repo facility's minimum bid rate should be at the top of the range."
+    desk = passage(2, "2021-07-28", "The Desk kept the rate within the range.", kind="minutes")
+
+    def said(ranked_ninth: str, weight: float) -> str:
+        passages = [passage(1, "2021-07-28", first, kind="minutes"), desk,
+                    passage(9, "2021-07-28", ranked_ninth, kind="minutes")]
+        return synthesize_answer(question, passages, max_sentences=1, rank_weight=weight)["answer"]
+
+    assert first in said(down, 0.25) and down in said(down, 0.0)
+    assert rare in said(rare, 0.25)

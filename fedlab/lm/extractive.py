@@ -27,7 +27,10 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   holds, the other form's terms ("IOER" also matches "interest … excess reserve balances"). Date words are
   not terms (the date range is filtered on): the date expressions themselves — months, days,
   years, quarters, and a move a date names ("the October 2019 cut") — not the words between
-  the two ends of a range. Passages whose section names a statement change (the agent's change
+  the two ends of a range. Rules 2 and 3 also count where the retriever ranked the sentence's
+  passage: it loses ``rank_weight`` (conf/lm/extractive.yaml) of the best sentence's score per
+  RANK_SPAN places below the first (_ranked) — the shared words often differ by one common word,
+  while the ranking weighed the passage's meaning and date. Passages whose section names a statement change (the agent's change
   passages, fedlab.retrieval.changes) are kept apart for rule 0. Then, first rule that applies:
   0. statement changes: a question asking about a change (a word of
      fedlab.retrieval.changes.CHANGE_WORDS: change, shift, evolve, differ, compare, new, revise,
@@ -204,6 +207,7 @@ CONTINUES = re.compile(
     r"|(?:[\w'’,-]+\s+){1,7}(?:this|these|such)\s+(?!(?:meeting|meetings|year|years|month|months|week|weeks|quarter"
     r"|time|times|spring|summer|fall|autumn|winter|morning|afternoon|evening)\b)[a-z]")
 MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
+RANK_SPAN = 10  # places of a passage in the ranking over which a sentence loses rank_weight of the best score (_ranked)
 REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other
 # a further part of a question: ", and" / "and" before a question word or an auxiliary that opens one
 _PART = re.compile(r",?\s+and\s+(?=(?:what|how|when|where|why|which|who|whom|whose|was|were|did|does|do|is|are)\b)",
@@ -360,7 +364,7 @@ def spelled_out(question: str, terms: set[str], abbreviations: Abbreviations) ->
 
 
 def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3,
-                      abbreviations: Abbreviations = ()) -> dict:
+                      abbreviations: Abbreviations = (), rank_weight: float = 0.0) -> dict:
     """{"answer": …, "composed": …}; ``composed``: the answer holds a part composed from records —
     when the statements said something (said runs), the vote records, the balance-sheet records, a
     rate path or what the statements added and dropped (rule 0) — rather than only sentences picked
@@ -384,9 +388,10 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         def skip(sentence: str) -> bool:
             return bool(votes and VOTE_SENTENCE.match(sentence)) or " ".join(sentence.split()).lower() in recorded
 
-        rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations, skip=skip)[0]
+        rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations, skip=skip,
+                                      rank_weight=rank_weight)[0]
         return {"answer": " ".join(a for a in (votes, said, sheet, rest) if a), "composed": True}
-    rest, changes = _extracted(question, passages, hint, max_sentences, abbreviations)
+    rest, changes = _extracted(question, passages, hint, max_sentences, abbreviations, rank_weight=rank_weight)
     return {"answer": " ".join(a for a in (said, rest) if a), "composed": bool(said or changes)}
 
 
@@ -403,8 +408,16 @@ def _read(passage: str) -> tuple[int | None, str | None, str | None, str]:
     return (int(head.group(1)) if head else None), meeting, section, passage[head.end():] if head else passage
 
 
+def _ranked(score: float, top: float, place: int, rank_weight: float) -> float:
+    """A sentence's score with its passage's place in the ranking (0: the first) counted: it loses
+    ``rank_weight`` of the best sentence's score ``top`` per RANK_SPAN places. The words a sentence
+    shares with the question tie often and say nothing of what the retriever weighed (the
+    passage's meaning, its date); the ranking does. A sentence sharing no word keeps 0."""
+    return max(score - rank_weight * top * place / RANK_SPAN, 0.0) if score > 0 else 0.0
+
+
 def _extracted(question: str, passages: list[str], hint, max_sentences: int, abbreviations: Abbreviations = (),
-               skip: Callable[[str], bool] | None = None) -> tuple[str, bool]:
+               skip: Callable[[str], bool] | None = None, rank_weight: float = 0.0) -> tuple[str, bool]:
     """Rules 0, 2 and 3 (module docstring): sentences of the passages, and whether they are rule 0's
     statement changes; ``skip``: sentences left out."""
     q_terms = _undated(question, hint)
@@ -454,7 +467,9 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     score = scorer(candidates, q_terms)
     # a list of names counts in the IDF, like every sentence, but is not said
     listed = {c[1] for c in candidates if not ASKS_WHO_RE.search(question) and names_list(c[2])}
-    ranked = sorted(((0.0 if c[1] in listed else score(c[3]), c) for c in candidates),
+    words = {c[1]: 0.0 if c[1] in listed else score(c[3]) for c in candidates}
+    top = max(words.values())
+    ranked = sorted(((_ranked(words[c[1]], top, c[0] - 1, rank_weight), c) for c in candidates),
                     key=lambda sc: (-sc[0], sc[1][1]))
     best = ranked[0][0] if ranked else 0.0
     if best <= 0:
@@ -734,8 +749,9 @@ class ExtractiveBackend(FunctionBackend):
     name = "extractive"
     is_language_model = False
 
-    def __init__(self, max_sentences: int = 3):
+    def __init__(self, max_sentences: int = 3, rank_weight: float = 0.0):
         self.max_sentences = int(max_sentences)
+        self.rank_weight = float(rank_weight)
         self.abbreviations: Abbreviations = ()
 
     def use_glossary(self, glossary: dict[str, str]) -> None:
@@ -744,7 +760,7 @@ class ExtractiveBackend(FunctionBackend):
         self.abbreviations = abbreviation_terms(glossary)
 
     def synthesize(self, question: str, passages: list[str]) -> dict:
-        return synthesize_answer(question, passages, self.max_sentences, self.abbreviations)
+        return synthesize_answer(question, passages, self.max_sentences, self.abbreviations, self.rank_weight)
 
     def describe(self) -> str:
         return "extractive (sentences selected from the sources; no language model)"
