@@ -125,6 +125,28 @@ def test_administered_rate_path_needs_a_named_rate_several_meetings_and_two_valu
     assert not synthesize_answer("How did IOER move in 2019?", passages[:1])["answer"].startswith(composed)
 
 
+def test_a_question_about_one_meeting_naming_a_rate_opens_with_its_value_there():
+    """The note setting the rate is one sentence among the meeting's passages: the value it set at
+    the meeting asked about opens the answer, cited; the sentences for the rest of the question
+    follow."""
+    why = passage(1, "2019-05-01", "The deputy manager discussed a staff proposal for a technical adjustment to the "
+                                   "IOER rate, to foster trading in the federal funds market well within the target "
+                                   "range.", kind="minutes")
+    passages = [why, passage(2, "2019-03-20", iorb_note("2.40"), kind="minutes"),
+                passage(3, "2019-05-01", iorb_note("2.35"), kind="minutes")]
+    answer = synthesize_answer("What technical adjustment was made to IOER in May 2019, and why?", passages,
+                               max_sentences=2)["answer"]
+    assert answer.startswith("The interest rate on reserve balances was set at 2.35 percent in May 2019 [Source 3]."), \
+        answer
+    assert "technical adjustment to the IOER rate" in answer and "2.40" not in answer
+    assert_grounds(answer, len(passages))
+    # no rate named, no date, or a range of several meetings: no opener
+    for question in ("What technical adjustment was made in May 2019?", "What technical adjustment was made to IOER?"):
+        assert not synthesize_answer(question, passages)["answer"].startswith("The interest rate on reserve balances")
+    assert synthesize_answer("How did IOER move from March to May 2019?", passages)["answer"].startswith(
+        "The interest rate on reserve balances changed")
+
+
 # -- vote records ------------------------------------------------------------------------------------
 
 VOTERS = ["Jerome H. Powell", "John C. Williams", "Michael S. Barr", "Michelle W. Bowman", "Lisa D. Cook",
@@ -779,7 +801,8 @@ def test_an_abbreviation_the_corpus_defines_matches_its_long_form_both_ways():
                                       "the intermeeting period. The Board of Governors voted to raise the interest "
                                       "rates on required and excess reserve balances to 1.60 percent.", "minutes")]
     abbreviations = abbreviation_terms({"IOER": "interest on excess reserves", "SOMA": "system open market account"})
-    question = "What technical adjustment to IOER was made in January 2020?"
+    # no date: a question about one meeting naming the rate would open with its value, glossary or not
+    question = "What technical adjustment to IOER did the Board make?"
     without = synthesize_answer(question, notes, max_sentences=1)["answer"]
     read = synthesize_answer(question, notes, max_sentences=1, abbreviations=abbreviations)["answer"]
     assert "1.60 percent" not in without and "1.60 percent" in read

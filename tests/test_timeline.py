@@ -447,6 +447,8 @@ def test_administered_rates_move_with_the_target_range(timeline):
     ("What happened to the interest rate on reserves in 2021?", ["reserves"]),
     ("How did IOER and the ON RRP offering rate move in 2019?", ["reserves", "on_rrp"]),
     ("When was the discount rate cut in 2020?", ["primary_credit"]),
+    # the implementation notes' own name before 2021
+    ("What was the interest rate on required and excess reserves after the cut?", ["reserves"]),
     ("How did the Fed keep reserve balances ample?", []),  # reserves, not a rate on them
     ("How did ON RRP take-up change in 2021?", []),  # the facility, not its rate
     ("Which banks borrowed primary credit in 2020?", []),

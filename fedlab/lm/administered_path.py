@@ -67,3 +67,22 @@ def administered_path_answer(question: str, passages: list[str], hint=None) -> s
         if len(values) >= 2:
             paths.append(_path(rate, values))
     return " ".join(paths) or None
+
+
+def administered_values_answer(question: str, passages: list[str], hint=None) -> str | None:
+    """For a question about one meeting naming administered rates: "The ON RRP offering rate was
+    set at 0.3 percent in March 2022 [Source 9]." for each rate whose setting the passages hold in
+    the question's range (module docstring); None when it does not apply or none is found."""
+    if hint is None or hint.meeting_span() is not None or hint.date_from is None or hint.date_to is None:
+        return None
+    lo, hi = hint.date_from, hint.widened_end(1)
+    said = []
+    for rate in rates_named(question):
+        values = {d: v for d, v in read_rate(rate, passages).items() if lo <= d <= hi}
+        if len(values) != 1:  # none, or a range holding several meetings: not one meeting's value
+            continue
+        (date, (_, value, n)), = values.items()
+        name = ADMINISTERED_RATES[rate][0]
+        said.append(f"{name[0].upper()}{name[1:]} was set at {value} {in_label(meeting_labels([date])[date])} "
+                    f"{cite_sources([n])}.")
+    return " ".join(said) or None

@@ -77,6 +77,10 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   action in range — purchases begun, tapered or ended, runoff begun, slowed or ended — with the
   sentences detailing it) opens with one line per meeting in date order (fedlab.lm.balance_sheet_record),
   after the vote lines; the rest of the answer is chosen as for votes, the records' sentences left out.
+  Administered rates: a question about one meeting that names the interest rate on reserve
+  balances, the ON RRP offering rate or the primary credit rate opens with the value its notes set
+  there, cited (fedlab.lm.administered_path.administered_values_answer); the rest is chosen as usual
+  (the note itself among the candidates: its other clauses may answer the rest).
   2. one sentence per meeting: when the question spans several meetings (its date range is a
      span, a year or several years, or it names two or more different months or days), the
      sentences are grouped by the meeting date in their passage's head; meetings outside the
@@ -125,7 +129,7 @@ from typing import Callable, Iterator
 from fedlab.index.tokens import Tokenizer, stem
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.timeline import asks_about_votes
-from fedlab.lm.administered_path import administered_path_answer
+from fedlab.lm.administered_path import administered_path_answer, administered_values_answer
 from fedlab.lm.answer_types import asked_types, held_types
 from fedlab.lm.balance_sheet_record import balance_sheet_answer, is_balance_sheet_record, recorded_sentences
 from fedlab.lm.hold_run import hold_run_answer
@@ -384,13 +388,14 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
         passages = [p for p in passages if not is_balance_sheet_record(p)]
     composed = (hold_run_answer(question, passages, hint) or rate_path_answer(question, passages, hint=hint)
                 or administered_path_answer(question, passages, hint))
-    if composed or votes or sheet:
+    values = None if composed else administered_values_answer(question, passages, hint)
+    if composed or votes or sheet or values:
         def skip(sentence: str) -> bool:
             return bool(votes and VOTE_SENTENCE.match(sentence)) or " ".join(sentence.split()).lower() in recorded
 
         rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations, skip=skip,
                                       rank_weight=rank_weight)[0]
-        return {"answer": " ".join(a for a in (votes, said, sheet, rest) if a), "composed": True}
+        return {"answer": " ".join(a for a in (votes, said, sheet, values, rest) if a), "composed": True}
     rest, changes = _extracted(question, passages, hint, max_sentences, abbreviations, rank_weight=rank_weight)
     return {"answer": " ".join(a for a in (said, rest) if a), "composed": bool(said or changes)}
 
