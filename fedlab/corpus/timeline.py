@@ -86,7 +86,8 @@ ADMINISTERED_RATES = {
 # the acronyms the corpus defines for them ("interest on excess reserves (IOER)", "overnight reverse
 # repurchase agreement (ON RRP)")
 RATE_NAMES = {
-    "reserves": re.compile(r"\binterest\s+(?:rates?\s+)?(?:paid\s+)?on\s+(?:required\s+(?:and\s+(?:excess\s+)?)?|excess\s+)?"
+    "reserves": re.compile(r"\binterest\s+(?:rates?\s+)?(?:paid\s+)?on\s+"
+                           r"(?:required\s+(?:and\s+(?:excess\s+)?)?|excess\s+)?"
                            r"reserve(?:\s+balance)?s\b|\bIOER\b|\bIORB\b|\bIORR\b", re.I),
     "on_rrp": re.compile(r"\b(?:ON\s+)?RRP\s+(?:offering\s+)?rate\b|\breverse\s+repo(?:rchase)?\s+(?:agreement\s+)?"
                          r"(?:offering\s+)?rate\b|\boffering\s+rate\b", re.I),

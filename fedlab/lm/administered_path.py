@@ -81,7 +81,7 @@ def administered_values_answer(question: str, passages: list[str], hint=None) ->
         values = {d: v for d, v in read_rate(rate, passages).items() if lo <= d <= hi}
         if len(values) != 1:  # none, or a range holding several meetings: not one meeting's value
             continue
-        (date, (_, value, n)), = values.items()
+        [(date, (_, value, n))] = values.items()
         name = ADMINISTERED_RATES[rate][0]
         said.append(f"{name[0].upper()}{name[1:]} was set at {value} {in_label(meeting_labels([date])[date])} "
                     f"{cite_sources([n])}.")

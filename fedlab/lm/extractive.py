@@ -30,8 +30,9 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   the two ends of a range. Rules 2 and 3 also count where the retriever ranked the sentence's
   passage: it loses ``rank_weight`` (conf/lm/extractive.yaml) of the best sentence's score per
   RANK_SPAN places below the first (_ranked) — the shared words often differ by one common word,
-  while the ranking weighed the passage's meaning and date. Passages whose section names a statement change (the agent's change
-  passages, fedlab.retrieval.changes) are kept apart for rule 0. Then, first rule that applies:
+  while the ranking weighed the passage's meaning and date. Passages whose section names a
+  statement change (the agent's change passages, fedlab.retrieval.changes) are kept apart for
+  rule 0. Then, first rule that applies:
   0. statement changes: a question asking about a change (a word of
      fedlab.retrieval.changes.CHANGE_WORDS: change, shift, evolve, differ, compare, new, revise,
      …) that was handed change passages (less the roster — who voted for the action, who voted
@@ -415,9 +416,10 @@ def _read(passage: str) -> tuple[int | None, str | None, str | None, str]:
 
 def _ranked(score: float, top: float, place: int, rank_weight: float) -> float:
     """A sentence's score with its passage's place in the ranking (0: the first) counted: it loses
-    ``rank_weight`` of the best sentence's score ``top`` per RANK_SPAN places. The words a sentence
-    shares with the question tie often and say nothing of what the retriever weighed (the
-    passage's meaning, its date); the ranking does. A sentence sharing no word keeps 0."""
+    ``rank_weight`` of the best sentence's score ``top`` per RANK_SPAN places. The words two
+    sentences share with the question often differ by one common word and say nothing of what the
+    retriever weighed (the passage's meaning, its date); the ranking does. A sentence sharing no
+    word keeps 0."""
     return max(score - rank_weight * top * place / RANK_SPAN, 0.0) if score > 0 else 0.0
 
 
