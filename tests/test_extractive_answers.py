@@ -733,6 +733,26 @@ def test_a_sentence_referring_back_is_kept_with_the_one_it_continues():
     assert_every_sentence_cited(answer)
 
 
+def test_a_sentence_referring_back_is_said_after_the_one_it_refers_to_when_that_is_on_topic():
+    """"These participants …" needs the sentence naming them; the sentence before one that refers
+    back is said before it when it shares a word with the question, and left out when it does not
+    (the boilerplate before "In support of these goals, …")."""
+    views = passage(1, "2020-04-29", "Several participants favored outcome-based forward guidance tied to inflation. "
+                                     "These participants noted that such guidance would clarify the Committee's "
+                                     "reaction function. The Desk's operations were smooth.", kind="minutes")
+    answer = synthesize_answer("In April 2020, what did participants say would clarify the Committee's reaction "
+                               "function?", [views], max_sentences=1)["answer"]
+    assert answer.startswith("Several participants favored outcome-based forward guidance"), answer
+    assert "These participants noted" in answer and "Desk" not in answer
+    assert_every_sentence_cited(answer)
+    statement = passage(1, "2023-03-22", "The Committee seeks to achieve maximum employment over the longer run. "
+                                         "In support of these goals, the Committee decided to raise the target range "
+                                         "for the federal funds rate to 4-3/4 to 5 percent.")
+    answer = synthesize_answer("Where did the FOMC put the federal funds target range in March 2023?", [statement],
+                               max_sentences=1)["answer"]
+    assert answer.startswith("In support of these goals") and "maximum employment" not in answer, answer
+
+
 @pytest.mark.parametrize("follow, continues", [
     ("In this scenario, a second wave of the outbreak was assumed to begin around year-end.", True),
     ("However, participants judged that runoff would start closer to liftoff than before.", True),
@@ -860,7 +880,8 @@ def test_each_part_of_a_question_gets_its_best_sentence_from_the_document_it_nam
                              max_sentences=3)["answer"]
     assert "remains solid" in both and "4-3/4 to 5 percent" in both
     assert "weighing on the labor market" not in both
-    assert len(re.findall(r"\[Source \d\]", both)) == 3
+    # "In support of these goals, …" refers back: it is said after the part's sentence, which is said once
+    assert both.count("remains solid") == 1 and both.index("remains solid") < both.index("4-3/4 to 5 percent")
     assert_every_sentence_cited(both)
     one = synthesize_answer(f"{rates}?", passages, max_sentences=3)["answer"]
     assert "remains solid" not in one

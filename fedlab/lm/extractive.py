@@ -102,7 +102,9 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      also noted …"; an opening discourse connective, "However, …"; "also" among its first words,
      "Governor Miran also expressed …"; or "this / these / such" before a noun among them,
      "Participants commented that this judgment …" — the minutes give a view's reasons and details
-     in the sentences after it); for a question asking when (an answer type of
+     in the sentences after it), and a sentence that refers back so itself ("These participants
+     noted …", "In addition, …") after the sentence before it, when that one shares a word with
+     the question; for a question asking when (an answer type of
      date, fedlab.lm.answer_types), a sentence holding no date opens with its meeting ("July
      2023: …"). A question that asks several things ("what did
      the Committee decide about rates, and how did the statement describe the labor market?": parts
@@ -502,7 +504,16 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         if said(sentence):
             continue
         seen.add(sentence.lower())
-        chosen.append(dated.get(meeting, "") * (not held_types(sentence, DATE)) + _cited(sentence, f"Source {n}"))
+        # a sentence referring back ("These participants …", "In addition, …") is said after the one it
+        # refers to, when that one shares a word with the question (not the boilerplate before "In
+        # support of these goals, …")
+        lead = at.get((i, j - 1)) if CONTINUES.match(sentence) and words.get((i, j - 1), 0.0) > 0 else None
+        before = ""
+        if lead is not None and not said(lead[2]):
+            seen.add(lead[2].lower())
+            before = _cited(lead[2], f"Source {n}") + " "
+        chosen.append(dated.get(meeting, "") * (not held_types(before + sentence, DATE)) + before
+                      + _cited(sentence, f"Source {n}"))
         follow = at.get((i, j + 1))
         if follow is not None and CONTINUES.match(follow[2]) and not said(follow[2]):
             seen.add(follow[2].lower())
