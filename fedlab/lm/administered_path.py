@@ -34,10 +34,15 @@ def read_rate(rate: str, passages: list[str]) -> dict[str, tuple[float, str, int
     return found
 
 
+def _subject(rate: str) -> str:
+    """The rate's name opening a sentence: "The ON RRP offering rate"."""
+    name = ADMINISTERED_RATES[rate][0]
+    return f"{name[0].upper()}{name[1:]}"
+
+
 def _path(rate: str, values: dict[str, tuple[float, str, int]]) -> str:
     dates = sorted(values)
     labels = meeting_labels(dates)
-    name = ADMINISTERED_RATES[rate][0]
     first = values[dates[0]]
     clauses = [f"it was {first[1]} {in_label(labels[dates[0]])} {cite_sources([first[2]])}"]
     last_change, moves = dates[0], 0
@@ -51,7 +56,7 @@ def _path(rate: str, values: dict[str, tuple[float, str, int]]) -> str:
     if last_change != dates[-1]:
         clauses.append(f"unchanged at {last[1]} through {labels[dates[-1]]} {cite_sources([last[2]])}")
     changed = f"changed {times_text(moves)}" if moves else "did not change"
-    return f"{name[0].upper()}{name[1:]} {changed}: " + "; ".join(clauses) + "."
+    return f"{_subject(rate)} {changed}: " + "; ".join(clauses) + "."
 
 
 def administered_path_answer(question: str, passages: list[str], hint=None) -> str | None:
@@ -82,7 +87,6 @@ def administered_values_answer(question: str, passages: list[str], hint=None) ->
         if len(values) != 1:  # none, or a range holding several meetings: not one meeting's value
             continue
         [(date, (_, value, n))] = values.items()
-        name = ADMINISTERED_RATES[rate][0]
-        said.append(f"{name[0].upper()}{name[1:]} was set at {value} {in_label(meeting_labels([date])[date])} "
+        said.append(f"{_subject(rate)} was set at {value} {in_label(meeting_labels([date])[date])} "
                     f"{cite_sources([n])}.")
     return " ".join(said) or None
