@@ -8,7 +8,7 @@ import pytest
 from fedlab.corpus.timeline import build_timeline
 from fedlab.lm.extractive import synthesize_answer
 from fedlab.retrieval.changes import policy_statements
-from fedlab.retrieval.mentions import StatementReader, clauses, said_in, said_section
+from fedlab.retrieval.mentions import StatementReader, clauses, quoted, said_in, said_section
 from statements import ask_agent, statement
 
 GOALS = "The Committee seeks to achieve maximum employment and inflation at the rate of 2 percent over the longer run."
@@ -107,6 +107,19 @@ def test_quoted_wording_is_what_was_said_and_verbatim_when_a_statement_holds_it_
     [run] = reader.runs('Which was the last statement to say "be patient" and "range target"?', None, None)
     assert not run.verbatim
 
+
+
+def test_wording_in_single_quotes_is_a_quotation_and_an_apostrophe_is_not():
+    """'Single quotes' quote wording as double ones do; the apostrophe of "participants' views" or
+    of "the Committee's" opens and closes nothing."""
+    assert quoted("When did the statement first call inflation 'transitory', and when was it dropped?") == \
+        ["transitory"]
+    assert quoted("Did the Committee’s statement say ‘be patient’ in March?") == ["be patient"]
+    assert quoted("What were participants' views on the Committee's stance?") == []
+    docs = [statement("2019-01-30", GOALS, PATIENT), statement("2019-03-20", GOALS, PATIENT), statement("2019-05-01", GOALS, HOLD)]
+    [run] = StatementReader(docs).runs("Which was the last statement that listed 'be patient' among the things it weighed?",
+                                       None, None)
+    assert run.last.meeting_date == "2019-03-20" and run.verbatim
 
 def test_no_run_when_the_statements_do_not_hold_what_was_asked_or_hold_one_statement():
     docs = [statement("2023-03-22", GOALS, SOUND), statement("2023-05-03", GOALS, SOUND)]

@@ -28,9 +28,9 @@ place of the run's last sentence (the two statements' edit, fedlab.retrieval.cha
 patient …" became "will act as appropriate …"), the one sharing most of its words; else its
 opening sentence, to cite the statement by.
 
-A clause that quotes wording in double quotes (… listed "muted inflation pressures" …) asks about
-its quotations: their terms alone are scored, and the run is ``verbatim`` when its first
-statement's sentence holds each quotation word for word.
+A clause that quotes wording, in double or single quotes (… listed "muted inflation pressures" …,
+… call inflation 'transitory' …), asks about its quotations: their terms alone are scored, and the
+run is ``verbatim`` when its first statement's sentence holds each quotation word for word.
 
 An agent hands the sentences to its answer step as passages whose section names their place in
 the run (``said_section``); ``said_in`` reads such a section back.
@@ -60,8 +60,9 @@ _TOKENS = Tokenizer()
 # a further clause asking when / which / how long ("…, and when did vaccinations first appear?")
 _CLAUSE = re.compile(r"\s*(?:,?\s+and\s+|;\s*)(?=(?:when|which|how long)\b)", re.I)
 _REFERS_BACK = re.compile(r"^(?:when|which|how long)\b[^,;]*\b(?:it|its|that|this|they|these|those)\b", re.I)
-# a quotation in straight or curly double quotes ("muted inflation pressures")
-_QUOTE = re.compile(r"[\"“”]([^\"“”]+)[\"“”]")
+# a quotation in straight or curly double quotes ("muted inflation pressures"), or single ones ('transitory'):
+# a single quote opens after no letter (not "participants' views") and closes before none (not "Committee's")
+_QUOTE = re.compile(r"[\"“”]([^\"“”]+)[\"“”]|(?<![\w'’])['‘]([^'‘’\"“”]+?)['’](?![\w'’])")
 _SECTION = re.compile(r"^said in (\d+) of (\d+) statements, (\d{4}-\d{2}-\d{2}) to (\d{4}-\d{2}-\d{2}), "
                       r"run (\d+): (first|last|after|dropped)( of those searched)?$")
 ROLES = ("first", "last", "after", "dropped")  # after: the next statement's rewording; dropped: it has none
@@ -110,7 +111,7 @@ def quoted(clause: str) -> list[str]:
     """The quotations of the clause (none: an empty list). A quotation is the wording asked about;
     the clause's other words say how it was used ("listed among the things it would monitor"),
     which the statements need not say."""
-    return [m.group(1) for m in _QUOTE.finditer(clause)]
+    return [m.group(1) or m.group(2) for m in _QUOTE.finditer(clause)]
 
 
 def _words(text: str) -> str:
