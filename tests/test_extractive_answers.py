@@ -1026,3 +1026,22 @@ def test_the_retrievers_ranking_outweighs_a_word_more_in_a_lower_ranked_passage(
 
     assert first in said(down, 0.25) and down in said(down, 0.0)
     assert rare in said(rare, 0.25)
+
+
+def test_a_sentence_naming_the_chosen_ones_subject_again_is_kept_with_it():
+    """"The path featured …" after "The illustrative tapering path was designed …" names the same
+    subject: it gives the details of what was chosen. "The staff projection was …" after "The staff
+    judged …" names another (its head is "projection"), and a name ("The Committee") is no subject
+    named again."""
+    chosen = "The illustrative tapering path was designed to be simple to communicate."
+    details = "The path featured monthly reductions of $10 billion in Treasury securities."
+    other = "The staff projection for inflation was little changed."
+    question = "What illustrative tapering path did participants discuss in September 2021?"
+
+    def answer(follow: str) -> str:
+        text = f"{chosen} {follow} The Desk's operations were smooth."
+        return synthesize_answer(question, [passage(1, "2021-09-22", text, kind="minutes")], max_sentences=1)["answer"]
+
+    assert details in answer(details) and "$10 billion" in answer(details)
+    assert other not in answer(other)
+    assert "The Committee decided" not in answer("The Committee decided to continue its purchases.")

@@ -213,6 +213,11 @@ CONTINUES = re.compile(
     r"|(?:[\w'’-]+\s+){1,4}also\b"
     r"|(?:[\w'’,-]+\s+){1,7}(?:this|these|such)\s+(?!(?:meeting|meetings|year|years|month|months|week|weeks|quarter"
     r"|time|times|spring|summer|fall|autumn|winter|morning|afternoon|evening)\b)[a-z]")
+# a sentence naming its previous sentence's subject again continues it too ("The illustrative tapering path was
+# designed …" then "The path featured monthly reductions …"): a subject "The …" up to its first verb or
+# preposition, its last word the head (_subject_head; a capitalised one is a name, "The Committee": no)
+_SUBJECT = re.compile(r"The((?:\s+[a-z][\w-]*){1,4}?)\s+(?:is|was|were|are|has|had|have|would|could|will|can|may"
+                      r"|might|should|also|did|does|of|for|in|on|at|to|with|from|by|that|which|[a-z]+ed)\b")
 MAX_MEETINGS = 8  # meetings (and sentences) in a per-meeting answer
 RANK_SPAN = 10  # places of a passage in the ranking over which a sentence loses rank_weight of the best score (_ranked)
 REPEAT_OVERLAP = 0.85  # word overlap (Jaccard, numbers aside) at which two sentences repeat each other
@@ -416,6 +421,22 @@ def _read(passage: str) -> tuple[int | None, str | None, str | None, str]:
     return (int(head.group(1)) if head else None), meeting, section, passage[head.end():] if head else passage
 
 
+def _refers_back(previous: str, sentence: str) -> bool:
+    """``sentence`` continues ``previous``: it opens with a word that refers back (CONTINUES), or
+    names its subject again ("The path featured …" after "The illustrative tapering path was …"; not
+    "The staff projection was …" after "The staff judged …")."""
+    if CONTINUES.match(sentence):
+        return True
+    head = _subject_head(sentence)
+    return head is not None and head == _subject_head(previous)
+
+
+def _subject_head(sentence: str) -> str | None:
+    """The last word of a subject "The …" before its verb or a preposition (_SUBJECT); None for another."""
+    found = _SUBJECT.match(sentence)
+    return found.group(1).split()[-1] if found else None
+
+
 def _ranked(score: float, top: float, place: int, rank_weight: float) -> float:
     """A sentence's score with its passage's place in the ranking (0: the first) counted: it loses
     ``rank_weight`` of the best sentence's score ``top`` per RANK_SPAN places. The words two
@@ -508,14 +529,15 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         # refers to, when that one shares a word with the question (not the boilerplate before "In
         # support of these goals, …")
         before = ""
-        if CONTINUES.match(sentence) and words.get((i, j - 1), 0.0) > 0 and not said(at[(i, j - 1)][2]):
+        if words.get((i, j - 1), 0.0) > 0 and _refers_back(at[(i, j - 1)][2], sentence) \
+                and not said(at[(i, j - 1)][2]):
             lead = at[(i, j - 1)][2]  # a word shared: a candidate
             seen.add(lead.lower())
             before = _cited(lead, f"Source {n}") + " "
         chosen.append(dated.get(meeting, "") * (not held_types(before + sentence, DATE)) + before
                       + _cited(sentence, f"Source {n}"))
         follow = at.get((i, j + 1))
-        if follow is not None and CONTINUES.match(follow[2]) and not said(follow[2]):
+        if follow is not None and _refers_back(sentence, follow[2]) and not said(follow[2]):
             seen.add(follow[2].lower())
             chosen[-1] += " " + _cited(follow[2], f"Source {n}")
     typed = _typed(question, ranked)  # a list of names scores 0: never among them
