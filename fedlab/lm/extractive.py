@@ -101,10 +101,11 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      opening phrase that refers back, "This preference reflected …", "In this scenario, …", "He
      also noted …"; an opening discourse connective, "However, …"; "also" among its first words,
      "Governor Miran also expressed …"; or "this / these / such" before a noun among them,
-     "Participants commented that this judgment …" — the minutes give a view's reasons and details
-     in the sentences after it), and a sentence that refers back so itself ("These participants
-     noted …", "In addition, …") after the sentence before it, when that one shares a word with
-     the question; for a question asking when (an answer type of
+     "Participants commented that this judgment …"; or naming its subject again, "The path featured
+     …" after "The illustrative tapering path was …": _refers_back — the minutes give a view's
+     reasons and details in the sentences after it), and a sentence that refers back so itself
+     ("These participants noted …", "In addition, …") after the sentence before it, when that one
+     shares a word with the question; for a question asking when (an answer type of
      date, fedlab.lm.answer_types), a sentence holding no date opens with its meeting ("July
      2023: …"). A question that asks several things ("what did
      the Committee decide about rates, and how did the statement describe the labor market?": parts
