@@ -191,6 +191,30 @@ def test_agent_answers_when_a_statement_said_something_from_the_run(corpus_dir):
     assert "said this" not in ask("agent.statement_runs=false").answer
 
 
+def test_a_run_found_is_evidence_the_answerability_model_reads(corpus_dir):
+    """The run is read from every statement in range, not retrieved: the features record whether one
+    was found (fedlab.agent.evidence.RUN_FEATURE), as the model is fitted in (unmodelled, with the
+    corpus's vocabulary)."""
+    from fedlab.agent.answering import compose_config
+    from fedlab.agent.build import build_agent
+    from fedlab.agent.evidence import RUN_FEATURE, Vocabulary
+    from fedlab.agent.answerability_fit import ANSWERABLE_FEATURES
+    from fedlab.agent.searcher import open_search
+
+    assert RUN_FEATURE in ANSWERABLE_FEATURES
+    cfg = compose_config("evaluate", ["retriever=bm25", "retriever.events=true", "agent.calibration=null",
+                                      f"paths.data_dir={corpus_dir.parent.parent}"])
+    search = open_search(cfg, "direct")
+    try:
+        agent = build_agent(cfg, search=search)
+        agent.vocabulary = Vocabulary.from_chunks(search.searcher.chunks)
+        said = agent("When did the statement first mention Russia's invasion of Ukraine, and when did it stop?")
+        assert said.signals[RUN_FEATURE] == 1.0
+        assert agent("What did the Committee decide about the target range in March 2022?").signals[RUN_FEATURE] == 0.0
+    finally:
+        search.close()
+
+
 def test_a_count_of_meetings_is_read_from_the_run_and_a_clause_referring_back_adds_no_terms():
     """"For how many meetings did the statement say …" is answered by the run, like "when"; words of
     counting ("many") and the words of a part referring back ("…, and when was that language

@@ -59,14 +59,14 @@ import numpy as np
 from fedlab.agent.answerability import (ANSWER_CLASSES, ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, OFF_TOPIC_CLASSES,
                                        QUESTION_FEATURE, QUESTION_OFF_TOPIC_FEATURE, AnswerabilityModel, LogisticHead)
 from fedlab.agent.evidence import (ANSWER_FEATURES, COMPOSED_FEATURE, EVIDENCE_FEATURES, QUESTION_FEATURES,
-                                   SIMILARITY_FEATURE, TOPIC_FEATURES, Vocabulary)
+                                   RUN_FEATURE, SIMILARITY_FEATURE, TOPIC_FEATURES, Vocabulary)
 from fedlab.errors import FedlabError
 
 # what a question is about, not how it is put: its length, a date, a document type named say nothing
 # about its topic (on dev every off-topic question is short and undated, and a head reading those
 # called "When did tapering start?" off topic)
 OFF_TOPIC_FEATURES = (*TOPIC_FEATURES, "intent_off_topic", "top_dense")
-ANSWERABLE_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", *EVIDENCE_FEATURES, "retrieval_score")
+ANSWERABLE_FEATURES = (*QUESTION_FEATURES, "intent_off_topic", RUN_FEATURE, *EVIDENCE_FEATURES, "retrieval_score")
 # read from the answer itself (fedlab.agent.evidence), and the question's length: a longer question
 # asks for more, which the answer's coverage of its terms does not say
 CORRECTNESS_FEATURES = (*ANSWER_FEATURES, SIMILARITY_FEATURE, COMPOSED_FEATURE, "n_terms")

@@ -82,6 +82,10 @@ ANSWER_FEATURES = ("asks_answer_type", "answer_type_found", "answer_idf_coverage
                    "answer_sentence_idf", "answer_missing_idf")
 SIMILARITY_FEATURE = "answer_similarity"  # from the embeddings (answer_similarity), not the text alone
 COMPOSED_FEATURE = "answer_composed"  # from the reader, how it made the answer (below)
+# a question asking when the statements said something, and they did: a run of statements holds what
+# it asks about (fedlab.retrieval.mentions) — evidence that no search's passages show, since the run's
+# sentences are read from every statement in range, not retrieved
+RUN_FEATURE = "said_run"
 COMMON_DF = 0.01  # a term in at least this share of passages is common in the corpus
 # a term in at least this share of one document type's passages and in no passage of another marks
 # that type: "participant" is in 39% of the minutes' passages and in none of the statements'; the

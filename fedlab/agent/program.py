@@ -41,8 +41,9 @@ from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import AnswerabilityModel
 from fedlab.agent.confidence import combine, level_for
 from fedlab.agent.confidence import retrieval_signals
-from fedlab.agent.evidence import (COMPOSED_FEATURE, SIMILARITY_FEATURE, QuestionTerms, Vocabulary, answer_features,
-                                   answer_similarity, evidence_features, question_features, question_terms, said_text)
+from fedlab.agent.evidence import (COMPOSED_FEATURE, RUN_FEATURE, SIMILARITY_FEATURE, QuestionTerms, Vocabulary,
+                                   answer_features, answer_similarity, evidence_features, question_features,
+                                   question_terms, said_text)
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
 from fedlab.lm.shorthand import read_shorthand
@@ -490,6 +491,8 @@ class AgentProgram:
                 asked.update(self.model.question_features(question_vector))
         attempts: list[_Attempt] = []
         runs = self.statement_runs(question, hint)
+        if asked is not None:
+            asked[RUN_FEATURE] = float(bool(runs))
         # facts about the corpus, whatever the passages found: a recorded dissent; wording the
         # question quotes, held word for word by a policy statement
         certain = (self.records_dissent(question, hint, terms)
