@@ -186,17 +186,20 @@ HEAVY = ("dspy", "litellm", "mlflow", "ragas", "chromadb", "hnswlib", "faiss", "
 
 def test_an_extractive_answer_imports_none_of_the_heavy_libraries(corpus_dir):
     """The extractive backend answers without DSPy (or litellm under it); retrieval without
-    tracking, evaluation or the ANN libraries this config does not name."""
+    tracking, evaluation or the ANN libraries this config does not name; the question's embedding
+    (the question head's) without torch once the cache holds the query encoder's ONNX export, which
+    the first run makes (with torch, once): the second run is measured, whatever ran before."""
     code = ("import json, sys\n"
             "from fedlab.ask import main\n"
             f"code = main(sys.argv[1:])\n"
             f"print(json.dumps(sorted(m for m in {HEAVY!r} if m in sys.modules)), file=sys.stderr)\n"
             "sys.exit(code)\n")
     env = {**os.environ, "FEDLAB_DATA_DIR": str(corpus_dir.parent.parent)}
-    proc = subprocess.run([sys.executable, "-c", code, "--json", "--config", "evaluate", "--set", "retriever=bm25",
-                           "--set", f"agent.calibration={ROOT / 'conf/calibration/extractive-bm25.json'}",
-                           "What did the FOMC decide about the federal funds rate in March 2020?"],
-                          capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
-    assert proc.returncode == 0, proc.stderr
+    for _ in range(2):
+        proc = subprocess.run([sys.executable, "-c", code, "--json", "--config", "evaluate", "--set", "retriever=bm25",
+                               "--set", f"agent.calibration={ROOT / 'conf/calibration/extractive-bm25.json'}",
+                               "What did the FOMC decide about the federal funds rate in March 2020?"],
+                              capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+        assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["citations"]
     assert json.loads(proc.stderr.strip().splitlines()[-1]) == []
