@@ -11,7 +11,7 @@ import pytest
 
 from fedlab.agent.answerability import (ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, QUESTION_FEATURE,
                                        QUESTION_OFF_TOPIC_FEATURE, AnswerabilityModel, LogisticHead, load_model)
-from fedlab.agent.evidence import (COMPOSED_FEATURE, EVIDENCE_FEATURES, QUESTION_FEATURES, SIMILARITY_FEATURE,
+from fedlab.agent.evidence import (COMPOSED_FEATURE, EVIDENCE_FEATURES, QUESTION_FEATURES, RUN_FEATURE, SIMILARITY_FEATURE,
                                    Vocabulary, evidence_features, question_features, question_terms)
 from fedlab.agent.answerability_fit import (ANSWERABLE_FEATURES, CORRECTNESS_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
                                            fit_model, spend_false_abstentions)
@@ -105,6 +105,7 @@ def test_evidence_features_weigh_rare_terms_and_check_doc_types():
 
 
 LATER_FEATURES = (SIMILARITY_FEATURE, "answer_missing_idf", COMPOSED_FEATURE)  # drawn from their own stream, in this order
+LATEST_FEATURES = (RUN_FEATURE,)  # and since stop 56 from a third: the earlier draws stay as they were
 
 
 def _rows(n: int = 240, seed: int = 0) -> list[Row]:
@@ -112,6 +113,7 @@ def _rows(n: int = 240, seed: int = 0) -> list[Row]:
     question's vocabulary (off topic), the evidence (answerable), the answer (correct)."""
     rng = np.random.default_rng(seed)
     later = np.random.default_rng(seed + 1)  # features added since: their own draws leave the rest as they were
+    latest = np.random.default_rng(seed + 2)
     rows = []
     for _ in range(n):
         off = rng.uniform() < 0.15
@@ -119,8 +121,9 @@ def _rows(n: int = 240, seed: int = 0) -> list[Row]:
         # each name drawn once (the correctness head reads the question's n_terms too), in the order the
         # earlier tests' rows were drawn in
         f = {name: rng.uniform() for name in dict.fromkeys((*ANSWERABLE_FEATURES, *CORRECTNESS_FEATURES))
-             if name not in LATER_FEATURES}
+             if name not in LATER_FEATURES + LATEST_FEATURES}
         f.update({name: later.uniform() for name in LATER_FEATURES})
+        f.update({name: float(latest.uniform() < 0.05) for name in LATEST_FEATURES})  # a run: seldom found
         f["vocab_share"] = rng.uniform(0, 0.4) if off else rng.uniform(0.6, 1)
         f["idf_coverage"] = ev
         f["answer_idf_coverage"] = said
