@@ -13,6 +13,11 @@ percent in July 2023") and the value at the last meeting, each cited to the pass
 from. A meeting whose value was not found is skipped, so the answer says what the notes found
 state, not that nothing happened in between. Fewer than two meetings found: no answer
 (None), and the caller picks sentences instead.
+
+A question about one meeting that names such a rate gets that meeting's value instead
+(``administered_values_answer``: "The ON RRP offering rate was set at 0.3 percent in March 2022
+[Source 9]."), when the passages hold exactly one meeting's setting in its range; the caller opens
+its answer with it and picks the sentences for the rest.
 """
 from __future__ import annotations
 

@@ -530,11 +530,10 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         # refers to, when that one shares a word with the question (not the boilerplate before "In
         # support of these goals, …")
         before = ""
-        if words.get((i, j - 1), 0.0) > 0 and _refers_back(at[(i, j - 1)][2], sentence) \
-                and not said(at[(i, j - 1)][2]):
-            lead = at[(i, j - 1)][2]  # a word shared: a candidate
-            seen.add(lead.lower())
-            before = _cited(lead, f"Source {n}") + " "
+        lead = at.get((i, j - 1))
+        if lead is not None and words[lead[1]] > 0 and _refers_back(lead[2], sentence) and not said(lead[2]):
+            seen.add(lead[2].lower())
+            before = _cited(lead[2], f"Source {n}") + " "
         chosen.append(dated.get(meeting, "") * (not held_types(before + sentence, DATE)) + before
                       + _cited(sentence, f"Source {n}"))
         follow = at.get((i, j + 1))
