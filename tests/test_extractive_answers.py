@@ -1045,3 +1045,26 @@ def test_a_sentence_naming_the_chosen_ones_subject_again_is_kept_with_it():
     assert details in answer(details) and "$10 billion" in answer(details)
     assert other not in answer(other)
     assert "The Committee decided" not in answer("The Committee decided to continue its purchases.")
+
+
+def test_a_question_about_participants_views_prefers_theirs_to_the_staffs_and_the_markets():
+    """With report_weight below 1, a question about what participants thought is answered from
+    the participants' sentences before the Desk's report and the staff's briefing, which share as
+    many of its words; a question naming the staff is not, and weight 1 makes no difference."""
+    desk = "Market participants expected the Committee to reduce the pace of its purchases of agency MBS."
+    briefing = "The staff briefed participants on options to reduce the pace of purchases of agency MBS."
+    views = "Participants noted reducing the pace of purchases of MBS earlier could be appropriate."
+    passages = [passage(1, "2021-07-28", desk, kind="minutes",
+                        section="Developments in Financial Markets and Open Market Operations"),
+                passage(2, "2021-07-28", briefing, kind="minutes", section="Discussion of Asset Purchases"),
+                passage(3, "2021-07-28", views, kind="minutes", section="Discussion of Asset Purchases")]
+
+    def first(question: str, weight: float) -> str:
+        answer = synthesize_answer(question, passages, max_sentences=1, report_weight=weight)["answer"]
+        return answer.split(" [Source")[0]
+
+    question = "What did participants think about reducing the pace of agency MBS purchases in July 2021?"
+    assert first(question, 0.5) == views
+    assert first(question, 1.0) != views  # the briefing shares "agency" too
+    assert first("What did the staff brief participants on about reducing the pace of agency MBS purchases?",
+                 0.5) == briefing

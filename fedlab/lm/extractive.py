@@ -143,6 +143,7 @@ from fedlab.lm.vote_record import ASKS_WHO_RE, ROSTER, VOTE_SENTENCE, is_vote_re
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
 from fedlab.retrieval.dates import date_expressions
+from fedlab.retrieval.speakers import asks_committee_views, reports_others
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 TOKENS = Tokenizer()
@@ -377,7 +378,8 @@ def spelled_out(question: str, terms: set[str], abbreviations: Abbreviations) ->
 
 
 def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3,
-                      abbreviations: Abbreviations = (), rank_weight: float = 0.0) -> dict:
+                      abbreviations: Abbreviations = (), rank_weight: float = 0.0,
+                      report_weight: float = 1.0) -> dict:
     """{"answer": …, "composed": …}; ``composed``: the answer holds a part composed from records —
     when the statements said something (said runs), the vote records, the balance-sheet records, a
     rate path or what the statements added and dropped (rule 0) — rather than only sentences picked
@@ -403,9 +405,10 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
             return bool(votes and VOTE_SENTENCE.match(sentence)) or " ".join(sentence.split()).lower() in recorded
 
         rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations, skip=skip,
-                                      rank_weight=rank_weight)[0]
+                                      rank_weight=rank_weight, report_weight=report_weight)[0]
         return {"answer": " ".join(a for a in (votes, said, sheet, values, rest) if a), "composed": True}
-    rest, changes = _extracted(question, passages, hint, max_sentences, abbreviations, rank_weight=rank_weight)
+    rest, changes = _extracted(question, passages, hint, max_sentences, abbreviations, rank_weight=rank_weight,
+                               report_weight=report_weight)
     return {"answer": " ".join(a for a in (said, rest) if a), "composed": bool(said or changes)}
 
 
@@ -448,15 +451,18 @@ def _ranked(score: float, top: float, place: int, rank_weight: float) -> float:
 
 
 def _extracted(question: str, passages: list[str], hint, max_sentences: int, abbreviations: Abbreviations = (),
-               skip: Callable[[str], bool] | None = None, rank_weight: float = 0.0) -> tuple[str, bool]:
+               skip: Callable[[str], bool] | None = None, rank_weight: float = 0.0,
+               report_weight: float = 1.0) -> tuple[str, bool]:
     """Rules 0, 2 and 3 (module docstring): sentences of the passages, and whether they are rule 0's
-    statement changes; ``skip``: sentences left out."""
+    statement changes; ``skip``: sentences left out; ``report_weight``: the share of its score a
+    sentence reporting the staff's or the markets' views keeps in a question about the Committee's."""
     q_terms = _undated(question, hint)
     if not q_terms and hint is not None:  # "what did the Fed do in March 2020?": what the Committee decided
         q_terms = set(TOKENS(VOCABULARY_EXPANSIONS[stem("action")]))
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date, edit)
     titles = []  # each passage's title terms ("FOMC statement, March 22, 2023" -> fomc, statement)
     drop_rosters = not asks_about_votes(question)
+    reported = set()  # positions of the sentences reporting the staff's or the markets' views
     for i, passage in enumerate(passages):
         n, sentences = _sentences(passage)
         titles.append(_title_terms(passage))
@@ -466,6 +472,8 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
             if skip is not None and skip(sentence):
                 continue
             c = (n if n is not None else i + 1, (i, j), sentence, set(terms_of(sentence)), meeting)
+            if reports_others(section, sentence):
+                reported.add((i, j))
             if change is None:
                 candidates.append(c)
             elif not (drop_rosters and ROSTER.match(sentence)):
@@ -498,7 +506,9 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     score = scorer(candidates, q_terms)
     # a list of names counts in the IDF, like every sentence, but is not said
     listed = {c[1] for c in candidates if not ASKS_WHO_RE.search(question) and names_list(c[2])}
-    words = {c[1]: 0.0 if c[1] in listed else score(c[3]) for c in candidates}
+    others = report_weight if asks_committee_views(question) else 1.0
+    words = {c[1]: 0.0 if c[1] in listed else score(c[3]) * (others if c[1] in reported else 1.0)
+             for c in candidates}
     top = max(words.values())
     ranked = sorted(((_ranked(words[c[1]], top, c[0] - 1, rank_weight), c) for c in candidates),
                     key=lambda sc: (-sc[0], sc[1][1]))
@@ -789,9 +799,10 @@ class ExtractiveBackend(FunctionBackend):
     name = "extractive"
     is_language_model = False
 
-    def __init__(self, max_sentences: int = 3, rank_weight: float = 0.0):
+    def __init__(self, max_sentences: int = 3, rank_weight: float = 0.0, report_weight: float = 1.0):
         self.max_sentences = int(max_sentences)
         self.rank_weight = float(rank_weight)
+        self.report_weight = float(report_weight)
         self.abbreviations: Abbreviations = ()
 
     def use_glossary(self, glossary: dict[str, str]) -> None:
@@ -800,7 +811,8 @@ class ExtractiveBackend(FunctionBackend):
         self.abbreviations = abbreviation_terms(glossary)
 
     def synthesize(self, question: str, passages: list[str]) -> dict:
-        return synthesize_answer(question, passages, self.max_sentences, self.abbreviations, self.rank_weight)
+        return synthesize_answer(question, passages, self.max_sentences, self.abbreviations, self.rank_weight,
+                                 self.report_weight)
 
     def describe(self) -> str:
         return "extractive (sentences selected from the sources; no language model)"
