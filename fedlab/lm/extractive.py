@@ -30,7 +30,10 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   the two ends of a range. Rules 2 and 3 also count where the retriever ranked the sentence's
   passage: it loses ``rank_weight`` (conf/lm/extractive.yaml) of the best sentence's score per
   RANK_SPAN places below the first (_ranked) — the shared words often differ by one common word,
-  while the ranking weighed the passage's meaning and date. Passages whose section names a
+  while the ranking weighed the passage's meaning and date. In a question about what the
+  Committee's participants thought, a sentence reporting the staff's or the markets' views (their
+  sections of the minutes, or naming them as its speaker: fedlab.retrieval.speakers) keeps
+  ``report_weight`` of its score. Passages whose section names a
   statement change (the agent's change passages, fedlab.retrieval.changes) are kept apart for
   rule 0. Then, first rule that applies:
   0. statement changes: a question asking about a change (a word of
@@ -462,6 +465,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date, edit)
     titles = []  # each passage's title terms ("FOMC statement, March 22, 2023" -> fomc, statement)
     drop_rosters = not asks_about_votes(question)
+    others = report_weight if asks_committee_views(question) else 1.0  # what the others' sentences keep
     reported = set()  # positions of the sentences reporting the staff's or the markets' views
     for i, passage in enumerate(passages):
         n, sentences = _sentences(passage)
@@ -472,7 +476,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
             if skip is not None and skip(sentence):
                 continue
             c = (n if n is not None else i + 1, (i, j), sentence, set(terms_of(sentence)), meeting)
-            if reports_others(section, sentence):
+            if others != 1.0 and reports_others(section, sentence):
                 reported.add((i, j))
             if change is None:
                 candidates.append(c)
@@ -506,7 +510,6 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     score = scorer(candidates, q_terms)
     # a list of names counts in the IDF, like every sentence, but is not said
     listed = {c[1] for c in candidates if not ASKS_WHO_RE.search(question) and names_list(c[2])}
-    others = report_weight if asks_committee_views(question) else 1.0
     words = {c[1]: 0.0 if c[1] in listed else score(c[3]) * (others if c[1] in reported else 1.0)
              for c in candidates}
     top = max(words.values())
