@@ -11,8 +11,9 @@ import pytest
 
 from fedlab.agent.answerability import (ANSWERABLE_CLASSES, CORRECTNESS_CLASSES, QUESTION_FEATURE,
                                        QUESTION_OFF_TOPIC_FEATURE, AnswerabilityModel, LogisticHead, load_model)
-from fedlab.agent.evidence import (COMPOSED_FEATURE, EVIDENCE_FEATURES, QUESTION_FEATURES, RUN_FEATURE, SIMILARITY_FEATURE,
-                                   Vocabulary, evidence_features, question_features, question_terms)
+from fedlab.agent.evidence import (COMPOSED_FEATURE, EVIDENCE_FEATURES, QUESTION_FEATURES, RUN_FEATURE,
+                                   SIMILARITY_FEATURE, Vocabulary, evidence_features, question_features,
+                                   question_terms)
 from fedlab.agent.answerability_fit import (ANSWERABLE_FEATURES, CORRECTNESS_FEATURES, OFF_TOPIC_FEATURES, Row, choose_threshold,
                                            fit_model, spend_false_abstentions)
 from fedlab.chunking.chunk import Chunk

@@ -14,6 +14,7 @@ from fedlab.evaluation.answers.normalize import contains_fact
 from fedlab.lm.extractive import TOKENS, synthesize_answer, undated_terms
 from fedlab.lm.hold_run import hold_run_answer
 from fedlab.lm.rate_path import asked_size, asks_rate_path, points_text, range_text, rate_path_answer, read_decisions
+from fedlab.lm.speakers import asks_committee_views, reports_others
 
 MONTHS = "January February March April May June July August September October November December".split()
 
@@ -1068,3 +1069,26 @@ def test_a_question_about_participants_views_prefers_theirs_to_the_staffs_and_th
     assert first(question, 1.0) != views  # the briefing shares "agency" too
     assert first("What did the staff brief participants on about reducing the pace of agency MBS purchases?",
                  0.5) == briefing
+
+
+@pytest.mark.parametrize("question, asks", [
+    ("What did participants think about the pace of runoff in March 2024?", True),
+    ("Were Fed officials on the same page about cutting in June 2025?", True),
+    ("Did any FOMC members favor a larger cut?", True),
+    ("What did market participants expect before the July 2019 meeting?", False),
+    ("How did the staff's outlook change, and what did participants think of it?", False),
+    ("What did survey respondents expect for the balance sheet?", False),
+    ("What did the Committee decide in March 2020?", False),
+])
+def test_a_question_about_participants_views_names_them_and_no_other_speaker(question, asks):
+    assert asks_committee_views(question) is asks
+
+
+def test_the_staffs_and_the_desks_reports_are_told_from_the_participants_views():
+    assert reports_others("Staff Economic Outlook") and reports_others("Staff Review of the Financial Situation")
+    assert reports_others("Developments in Financial Markets and Open Market Operations")
+    assert not reports_others("Participants' Views on Current Conditions and the Economic Outlook")
+    assert not reports_others("Committee Policy Action") and not reports_others(None)
+    assert reports_others("Discussion of Asset Purchases", "The staff briefed participants on the options.")
+    assert reports_others(None, "Survey responses also suggested that expectations had shifted.")
+    assert not reports_others("Discussion of Asset Purchases", "Participants noted that the staff's options helped.")

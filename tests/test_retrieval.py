@@ -324,29 +324,3 @@ def test_a_hint_at_the_end_of_the_calendar_does_not_overflow():
     flt = hint_filter(DateHint("9999-12-31", "9999-12-31", "meeting", "9999-12-31"), None, end_grace_days=1)
     assert flt.date_to == "9999-12-31"
 
-
-@pytest.mark.parametrize("question, asks", [
-    ("What did participants think about the pace of runoff in March 2024?", True),
-    ("Were Fed officials on the same page about cutting in June 2025?", True),
-    ("Did any FOMC members favor a larger cut?", True),
-    ("What did market participants expect before the July 2019 meeting?", False),
-    ("How did the staff's outlook change, and what did participants think of it?", False),
-    ("What did survey respondents expect for the balance sheet?", False),
-    ("What did the Committee decide in March 2020?", False),
-])
-def test_a_question_about_participants_views_names_them_and_no_other_speaker(question, asks):
-    from fedlab.retrieval.speakers import asks_committee_views
-
-    assert asks_committee_views(question) is asks
-
-
-def test_the_staffs_and_the_desks_reports_are_told_from_the_participants_views():
-    from fedlab.retrieval.speakers import reports_others
-
-    assert reports_others("Staff Economic Outlook") and reports_others("Staff Review of the Financial Situation")
-    assert reports_others("Developments in Financial Markets and Open Market Operations")
-    assert not reports_others("Participants' Views on Current Conditions and the Economic Outlook")
-    assert not reports_others("Committee Policy Action") and not reports_others(None)
-    assert reports_others("Discussion of Asset Purchases", "The staff briefed participants on the options.")
-    assert reports_others(None, "Survey responses also suggested that expectations had shifted.")
-    assert not reports_others("Discussion of Asset Purchases", "Participants noted that the staff's options helped.")

@@ -108,7 +108,6 @@ def test_quoted_wording_is_what_was_said_and_verbatim_when_a_statement_holds_it_
     assert not run.verbatim
 
 
-
 def test_wording_in_single_quotes_is_a_quotation_and_an_apostrophe_is_not():
     """'Single quotes' quote wording as double ones do; the apostrophe of "participants' views" or
     of "the Committee's" opens and closes nothing."""
@@ -120,6 +119,7 @@ def test_wording_in_single_quotes_is_a_quotation_and_an_apostrophe_is_not():
     [run] = StatementReader(docs).runs("Which was the last statement that listed 'be patient' among the things it weighed?",
                                        None, None)
     assert run.last.meeting_date == "2019-03-20" and run.verbatim
+
 
 def test_no_run_when_the_statements_do_not_hold_what_was_asked_or_hold_one_statement():
     docs = [statement("2023-03-22", GOALS, SOUND), statement("2023-05-03", GOALS, SOUND)]

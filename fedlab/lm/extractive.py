@@ -32,7 +32,7 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   RANK_SPAN places below the first (_ranked) — the shared words often differ by one common word,
   while the ranking weighed the passage's meaning and date. In a question about what the
   Committee's participants thought, a sentence reporting the staff's or the markets' views (their
-  sections of the minutes, or naming them as its speaker: fedlab.retrieval.speakers) keeps
+  sections of the minutes, or naming them as its speaker: fedlab.lm.speakers) keeps
   ``report_weight`` of its score. Passages whose section names a
   statement change (the agent's change passages, fedlab.retrieval.changes) are kept apart for
   rule 0. Then, first rule that applies:
@@ -146,7 +146,7 @@ from fedlab.lm.vote_record import ASKS_WHO_RE, ROSTER, VOTE_SENTENCE, is_vote_re
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
 from fedlab.retrieval.dates import date_expressions
-from fedlab.retrieval.speakers import asks_committee_views, reports_others
+from fedlab.lm.speakers import asks_committee_views, reports_others
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 TOKENS = Tokenizer()
