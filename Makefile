@@ -25,7 +25,7 @@ export ANONYMIZED_TELEMETRY ?= False
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: install data test test-all bench sweep launcher export gate ui ask clean help
+.PHONY: install data test test-all bench sweep launcher export gate report release ui ask clean help
 
 help:
 	@echo "make install   create .venv (Python 3.11) with torch CPU and fedlab[dev] under constraints.txt"
@@ -35,6 +35,9 @@ help:
 	@echo "               LAUNCHER=ray|slurm|slurm_local to run its configs on a cluster)"
 	@echo "make export    best run of the latest sweep -> conf/production.yaml"
 	@echo "make gate      evaluate conf/production.yaml on the test split against conf/gates.yaml"
+	@echo "make report    conf/production.yaml on every dev and heldout question set, with 95% intervals"
+	@echo "               (ARGS='--include-test', '--group-by style', '--set-file F', '--against reports/report.json')"
+	@echo "make release   refit the answerability model, report on every set with test, re-record the gates"
 	@echo "make ui        MLflow UI on 127.0.0.1:5000"
 	@echo "make ask Q=... ask the production pipeline a question (ARGS='--json' for JSON)"
 	@echo "make bench     ANN / embedder / cache / sweep-cost benchmark (BENCH_OUT=FILE for JSON, BENCH_ARGS='sweep_cost.study=default')"
@@ -80,8 +83,12 @@ LAUNCH_slurm_local = hydra/launcher=slurm_local
 launcher:
 	@case "$(LAUNCHER)" in local|ray|slurm|slurm_local) ;; *) \
 	  echo "error: LAUNCHER=$(LAUNCHER) is not a launcher: use LAUNCHER=local, ray, slurm or slurm_local" >&2; exit 2;; esac
+# Studies of the production config's own settings (reader: the extractive reader and the agent)
+# are composed on conf/production.yaml; the others on conf/evaluate.yaml.
+PRODUCTION_STUDIES := reader
+STUDY_ARGS = $(if $(filter $(STUDY),$(PRODUCTION_STUDIES)),--config-name production +experiment=$(STUDY),-m experiment=$(STUDY))
 sweep: launcher $(STAMP) $(CORPUS)
-	$(PYTHON) -m fedlab.evaluate -m experiment=$(STUDY) $(LAUNCH_$(LAUNCHER)) $(ARGS)
+	$(PYTHON) -m fedlab.evaluate $(STUDY_ARGS) $(LAUNCH_$(LAUNCHER)) $(ARGS)
 
 # Best run of the latest sweep -> conf/production.yaml
 export: $(STAMP)
@@ -90,6 +97,22 @@ export: $(STAMP)
 # conf/production.yaml on the test split against conf/gates.yaml; non-zero exit on a breach.
 gate: $(STAMP) $(CORPUS)
 	$(PYTHON) -m fedlab.gate $(ARGS)
+
+# conf/production.yaml on every registered dev and heldout set (conf/dataset/*.yaml), with 95%
+# bootstrap intervals: reports/report.md, reports/report.json and plots (git-ignored), MLflow
+# experiment fedlab-report.
+report: $(STAMP) $(CORPUS)
+	$(PYTHON) -m fedlab.report $(ARGS)
+
+# A release: refit the answerability model on the current code (conf/calibration/production.json
+# and the thresholds in conf/production.yaml), report on every set with test against the previous
+# report, re-record the gates, and show what changed in the tracked files.
+release: $(STAMP) $(CORPUS)
+	@if [ -f reports/report.json ]; then mkdir -p reports && cp reports/report.json reports/previous-report.json; fi
+	$(PYTHON) -m fedlab.calibrate --config production --out conf/calibration/production.json --update-config conf/production.yaml
+	$(PYTHON) -m fedlab.report --include-test $$( [ -f reports/previous-report.json ] && echo --against reports/previous-report.json ) $(ARGS)
+	$(PYTHON) -m fedlab.gate --record
+	@git --no-pager diff --stat -- conf/calibration conf/production.yaml conf/gates.yaml
 
 ui: $(STAMP)
 	$(BIN)/mlflow ui --host 127.0.0.1 --port $(or $(PORT),5000) --backend-store-uri sqlite:///$(CURDIR)/mlflow.db

@@ -39,6 +39,9 @@ def parse_args(argv: list[str] | None):
                    help="with --cross-fit: the shuffle of the folds (one shuffle of a small split is noisy: average a few)")
     p.add_argument("--split", default="dev", help="split to fit on (default: dev; never fit on test)")
     p.add_argument("--out", default=None, help="where to write the calibrator JSON")
+    p.add_argument("--update-config", default=None, metavar="YAML",
+                   help="also write the thresholds the fit chose into this config's agent.answerability block "
+                        "(e.g. conf/production.yaml; its comments and other keys are kept)")
     return p.parse_args(argv)
 
 
@@ -63,7 +66,33 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print_result(result, console)
+    if args.update_config:
+        update_thresholds(args.update_config, str(result.out))
+        console.print(f"{args.update_config}: agent.answerability set to the thresholds of {result.out}")
     return 0
+
+
+def update_thresholds(config_file: str, model_path: str) -> None:
+    """Rewrite ``config_file``'s ``agent.answerability`` with the thresholds ``model_path`` chose,
+    atomically, keeping its leading comment block."""
+    from pathlib import Path
+
+    import yaml
+
+    from fedlab.evaluation.gates import leading_comments
+    from fedlab.io import write_text
+    from fedlab.sweeps.production import chosen_threshold
+
+    path = Path(config_file)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise FedlabError(f"--update-config {config_file} cannot be read ({type(exc).__name__}): pass a config file") from None
+    if not isinstance(data, dict) or not isinstance(data.get("agent"), dict):
+        raise FedlabError(f"--update-config {config_file} has no agent block: pass a config with an agent (conf/production.yaml)")
+    data["agent"].setdefault("answerability", {}).update(chosen_threshold(model_path))
+    write_text(path, leading_comments(path) + yaml.safe_dump(data, sort_keys=False, default_flow_style=False,
+                                                             allow_unicode=True))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,44 @@ def register_resolvers() -> None:
         from fedlab.env import job_env
 
         OmegaConf.register_new_resolver("fedlab_job_env", job_env)
+    if not OmegaConf.has_resolver("dataset_role"):
+        OmegaConf.register_new_resolver("dataset_role", dataset_role)
+
+
+# The roles of question sets (fedlab.dataset.registry says what each may be used for).
+DATASET_ROLES = ("dev", "heldout", "test", "train")
+
+
+def registered_dataset_file(name: str) -> Path | None:
+    """The JSONL file ``conf/dataset/<name>.yaml`` registers (``${paths.root_dir}`` read as the
+    project root), or None when there is no such config or it names no path."""
+    import yaml
+
+    conf = CONF_DIR / "dataset" / f"{name}.yaml"
+    if not name or not conf.is_file():
+        return None
+    try:
+        raw = (yaml.safe_load(conf.read_text(encoding="utf-8")) or {}).get("path")
+    except (OSError, yaml.YAMLError, AttributeError):
+        return None
+    if not raw:
+        return None
+    file = Path(str(raw).replace("${paths.root_dir}", project_root()))
+    return file if file.is_absolute() else Path(project_root()) / file
+
+
+def dataset_role(role: str, *, _parent_) -> str:
+    """The ``${dataset_role:ROLE}`` resolver of a registered question set: ROLE while
+    ``dataset.path`` is the config's own file, ``heldout`` once it points at any other file."""
+    if role not in DATASET_ROLES:
+        raise ValueError(f"dataset role {role!r} is not one of {', '.join(DATASET_ROLES)}")
+    own, path = registered_dataset_file(str(_parent_.get("name") or "")), _parent_.get("path")
+    try:
+        if own is not None and path is not None and Path(str(path)).resolve() == own.resolve():
+            return role
+    except OSError:
+        pass
+    return "heldout"
 
 
 register_resolvers()

@@ -42,6 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         source = path if not args.record or path.is_file() else gates.DEFAULT_RECORD  # a new file: its metrics
         record = gates.read_record(source)
         cfg = config_from_args(args, [f"dataset.split={args.split or record.split}", "+gate=true"])
+        refuse_stale_model(cfg)
         if args.record:
             new = gates.record_gates(cfg, record, path, gates.leading_comments(source), args.allow_data_change)
             gates.print_recorded(record if source == path else None, new, path)
@@ -61,6 +62,16 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CANNOT_RUN
     gates.print_gates(outcome, path)
     return EXIT_BREACH if outcome.failed else EXIT_PASS
+
+
+def refuse_stale_model(cfg) -> None:
+    """The gate holds a release to its record: a model fitted on other code or settings is refused."""
+    from fedlab.agent.fingerprint import check_model
+
+    if "agent" in cfg and cfg.agent is not None and cfg.agent.get("calibration"):
+        check = check_model(cfg)
+        if check.stale:
+            raise FedlabError(f"the answerability model {check.line}")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,14 @@ NOT_COMPOSED = {"gates"}  # thresholds read by `make gate`, not a Hydra config
 STUDIES = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
 # How many configs each study runs (the README quotes these).
 STUDY_SIZES = {"default": 72, "ann": 10, "embedders": 8, "meeting_aware": 16, "pipeline_choices": 192, "smoke": 2,
-               "tpe": 72}  # tpe: the size of the space its sampler searches (it runs n_trials of it)
+               "tpe": 72, "reader": 27}  # tpe: the size of the space its sampler searches (it runs n_trials of it)
+# Studies of the production config's own settings, composed on conf/production.yaml (Makefile PRODUCTION_STUDIES).
+ON_PRODUCTION = {"reader"}
+
+
+def _study(study: str) -> tuple[str, str]:
+    """(primary config, override) that select ``study`` as `make sweep STUDY=<study>` does."""
+    return ("production", f"+experiment={study}") if study in ON_PRODUCTION else ("evaluate", f"experiment={study}")
 LAUNCHERS = sorted(p.stem for p in (CONF / "hydra" / "launcher").glob("*.yaml"))
 
 
@@ -82,7 +89,8 @@ def test_every_study_is_tested():
 
 @pytest.mark.parametrize("study", STUDIES)
 def test_each_study_composes_into_a_named_multirun(study):
-    cfg = _compose("evaluate", [f"experiment={study}"])
+    primary, choose = _study(study)
+    cfg = _compose(primary, [choose])
     assert cfg.hydra.runtime.choices.experiment == study
     assert str(cfg.hydra.mode) == "RunMode.MULTIRUN"
     assert cfg.study.name == study  # the sweep's parent run is sweep:<study.name> in MLflow
@@ -97,17 +105,18 @@ def test_each_study_composes_into_a_named_multirun(study):
 def test_each_value_of_a_study_grid_composes(study):
     """Every value of every grid key, beside the first value of the others: each names a key of
     the composed config (or an option of a config group) and its targets import."""
-    base = _compose("evaluate", [f"experiment={study}"])
+    primary, choose = _study(study)
+    base = _compose(primary, [choose])
     values = expand(sweep_grid(base))
     first = {k: v[0] for k, v in values.items()}
     seen = set()
     for key, options in values.items():
         for value in options:
-            overrides = [f"experiment={study}", *(f"{k}={value if k == key else v}" for k, v in first.items())]
+            overrides = [choose, *(f"{k}={value if k == key else v}" for k, v in first.items())]
             if tuple(overrides) in seen:
                 continue
             seen.add(tuple(overrides))
-            cfg = _compose("evaluate", overrides)
+            cfg = _compose(primary, overrides)
             group = (CONF / key).is_dir()
             if group:
                 assert (CONF / key / f"{value}.yaml").is_file(), (study, key, value)

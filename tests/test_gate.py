@@ -3,6 +3,8 @@
 real evaluation behind it is exercised in test_trust.py and test_evaluate.py)."""
 from __future__ import annotations
 
+import datetime as dt
+
 from pathlib import Path
 
 import pytest
@@ -128,8 +130,9 @@ def test_record_round_trips(measured, tmp_path, capsys):
     text = record.read_text()
     assert text.startswith(HEADER)
     again = gates.read_record(record)
+    assert again.recorded_at and dt.datetime.fromisoformat(again.recorded_at) <= dt.datetime.now(dt.timezone.utc)
     assert again == gates.GateRecord("test", CORPUS, DATASET, 0.02, {"recall@5": 0.7123, "mrr@10": 0.5679},
-                                     {"mrr@10": 0.05})
+                                     {"mrr@10": 0.05}, again.recorded_at)
     assert not list(tmp_path.glob(".g.yaml.*"))  # written atomically: no temporary file left behind
     assert gate(record) == EXIT_PASS
     assert "stale" not in capsys.readouterr().out

@@ -88,8 +88,11 @@ def answer_question(cfg, question: str) -> Answering:
     from fedlab.agent.searcher import open_search
     from fedlab.lm.base import LMUnavailable
 
+    from fedlab.agent.fingerprint import warn_if_stale
+
     t0 = time.perf_counter()
     require_groups(cfg)
+    warn_if_stale(cfg)  # one line on stderr when the answerability model no longer matches the code
     search = open_search(cfg, settings_from(cfg).transport)
     try:
         try:

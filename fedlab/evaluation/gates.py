@@ -17,7 +17,8 @@ from fedlab.config import CONF_DIR
 from fedlab.errors import FedlabError
 
 DEFAULT_RECORD = CONF_DIR / "gates.yaml"
-RECORD_KEYS = ("split", "corpus_hash", "dataset_hash", "tolerance", "tolerances", "expected")
+RECORD_KEYS = ("split", "corpus_hash", "dataset_hash", "tolerance", "tolerances", "expected", "recorded_at")
+OPTIONAL_KEYS = ("tolerances", "recorded_at")
 RECORD_DECIMALS = 4  # expected values as recorded (the metrics' own precision in reports)
 RERECORD = "re-record the gates (`python -m fedlab.gate --record`)"
 
@@ -41,6 +42,7 @@ class GateRecord:
     tolerance: float
     expected: dict[str, float]
     tolerances: dict[str, float] = field(default_factory=dict)  # per metric, over ``tolerance``
+    recorded_at: str | None = None  # ISO time (UTC) the values were measured; test reads are counted since
 
     def tolerance_for(self, metric: str) -> float:
         return self.tolerances.get(metric, self.tolerance)
@@ -103,7 +105,7 @@ def read_record(path: str | Path) -> GateRecord:
     if unknown:
         raise FedlabError(f"gates file {path} has unknown key(s) {', '.join(unknown)}: a record has "
                           f"{', '.join(RECORD_KEYS)} ({fix})")
-    missing = [k for k in RECORD_KEYS if k != "tolerances" and spec.get(k) in (None, "", {})]
+    missing = [k for k in RECORD_KEYS if k not in OPTIONAL_KEYS and spec.get(k) in (None, "", {})]
     if missing:
         raise FedlabError(f"gates file {path} records no {', '.join(missing)}: {fix}")
     for key in ("split", "corpus_hash", "dataset_hash"):
@@ -118,7 +120,9 @@ def read_record(path: str | Path) -> GateRecord:
                           f"(expected: {{metric: value}}): {fix}") from None
     if tolerance < 0 or any(t < 0 for t in tolerances.values()):
         raise FedlabError(f"gates file {path}: a tolerance is negative: use 0 or more")
-    return GateRecord(spec["split"], spec["corpus_hash"], spec["dataset_hash"], tolerance, expected, tolerances)
+    recorded_at = spec.get("recorded_at")
+    return GateRecord(spec["split"], spec["corpus_hash"], spec["dataset_hash"], tolerance, expected, tolerances,
+                      None if recorded_at is None else str(recorded_at))
 
 
 def record_text(record: GateRecord, header: str = "") -> str:
@@ -127,6 +131,8 @@ def record_text(record: GateRecord, header: str = "") -> str:
 
     body = {"split": record.split, "corpus_hash": record.corpus_hash, "dataset_hash": record.dataset_hash,
             "tolerance": record.tolerance, "tolerances": dict(record.tolerances), "expected": dict(record.expected)}
+    if record.recorded_at:
+        body["recorded_at"] = record.recorded_at
     return header + yaml.safe_dump(body, sort_keys=False, default_flow_style=False, allow_unicode=True)
 
 
@@ -247,9 +253,12 @@ def record_gates(cfg, template: GateRecord, path: str | Path, header: str = "", 
 
     now, _ = _checked_data(cfg, None, path, allow_data_change)
     metrics = _measured(cfg, template.expected, measure)
+    import datetime as dt
+
     record = GateRecord(now.split, now.corpus_hash, now.dataset_hash, template.tolerance,
                         {m: round(float(metrics[m]), RECORD_DECIMALS) for m in template.expected},
-                        dict(template.tolerances))
+                        dict(template.tolerances),
+                        dt.datetime.now(dt.timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z"))
     write_text(path, record_text(record, header))
     return record
 

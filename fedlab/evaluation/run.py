@@ -64,24 +64,32 @@ def check_settings(cfg: DictConfig) -> None:
     check_query_timing(OmegaConf.select(cfg, "eval.query_timing", default="per_run"))
 
 
-def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequence[str] = ()) -> EvaluationResult:
+def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequence[str] = (),
+             show: bool = True) -> EvaluationResult:
     """The whole evaluation, logged as one MLflow run (a child of ``parent_run_id`` in a sweep,
-    named by the config keys the sweep's grid ``varying``)."""
+    named by the config keys the sweep's grid ``varying``); ``show=False`` prints no metric tables
+    (the report prints its own)."""
     from rich.console import Console
 
+    from fedlab.agent.fingerprint import warn_if_stale
+    from fedlab.dataset.registry import effective_role
     from fedlab.evaluation.naming import run_name
-    from fedlab.evaluation.retrieval.harness import dataset_hash, load_split
+    from fedlab.evaluation.retrieval.harness import load_questions
     from fedlab.tracking import Tracker, git_commit, run_params
 
     console = Console(stderr=True)
     check_settings(cfg)
-    questions = load_split(cfg.dataset.path, cfg.dataset.split)
+    questions, data_hash = load_questions(cfg.dataset)
+    role = effective_role(cfg.dataset.get("role"), questions)
+    model = warn_if_stale(cfg)  # one line when the answerability model no longer matches the code
     tracker = Tracker.shared(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # fails fast, in one line
     name = cfg.mlflow.run_name or run_name(cfg, list(varying))
     out_dir = local_run_dir(cfg)
     resolved = OmegaConf.to_container(cfg, resolve=True)
-    tags = {"dataset_hash": dataset_hash(cfg.dataset.path), "dataset_path": str(cfg.dataset.path),
-            "dataset_split": cfg.dataset.split, "git_commit": git_commit(), "local_dir": str(out_dir)}
+    tags = {"dataset_hash": data_hash, "dataset_path": str(cfg.dataset.get("path") or ""),
+            "dataset_split": cfg.dataset.split, "dataset_name": str(cfg.dataset.get("name") or ""),
+            "dataset_role": role, "dataset_ids": str(cfg.dataset.get("ids") or ""),
+            **({} if model is None else {"answerability_model": "stale" if model.stale else "current"}), "git_commit": git_commit(), "local_dir": str(out_dir)}
     with tracker.run(name=name, parent_run_id=parent_run_id, tags=tags) as run:
         tracker.log_params(run_params(resolved, group_choices()))
         metrics, pipeline, agent = _measure(cfg, questions, out_dir, console, run.info.run_id)
@@ -103,6 +111,8 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
             raise FedlabError(f"logging run {name!r} to MLflow at {tracker.tracking_uri} failed "
                               f"({type(exc).__name__}: {first}); the metrics and artifacts are kept in {kept}") from None
         run_id = run.info.run_id
+    if not show:
+        return EvaluationResult(metrics, run_id, name, out_dir)
     from fedlab.evaluation.retrieval.report import print_metrics
 
     print_metrics(console, name, metrics, run_id, pipeline.info)

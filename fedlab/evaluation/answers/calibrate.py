@@ -362,6 +362,7 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
     if method not in METHODS:
         raise FedlabError(f"calibration method {method!r}: choose one of {', '.join(METHODS)}")
     from fedlab.agent.answerability_fit import fit_model
+    from fedlab.agent.fingerprint import fingerprint
     from fedlab.evaluation.retrieval.harness import dataset_hash
 
     console = console or Console(stderr=True)
@@ -372,7 +373,8 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
     meta = {"split": cfg.dataset.split, "dataset_hash": dataset_hash(cfg.dataset.path),
             "corpus_hash": c.pipeline.corpus.content_hash,
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": config_name, "sets": list(overrides),
-            "method": "logistic"}  # every name in METHODS fits the same heads
+            "method": "logistic",  # every name in METHODS fits the same heads
+            "fingerprint": fingerprint(cfg)}  # what produced the features (fedlab.agent.fingerprint)
     if n_extra:
         meta["calibration_set"] = {"path": Path(cfg.dataset.calibration_path).name, "n": n_extra,
                                    "hash": dataset_hash(cfg.dataset.calibration_path)}

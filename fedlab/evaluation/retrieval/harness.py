@@ -33,7 +33,11 @@ def dataset_hash(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
 
 
-def load_split(path: str | Path, split: str) -> list[Question]:
+def load_split(path: str | Path, split: str, ids: str | None = None) -> list[Question]:
+    """The questions of ``split`` (dev, test or all) in ``path``; with ``ids`` (``dataset.ids``, a
+    regular expression matched at an id's start) only those whose id it matches."""
+    from fedlab.dataset.registry import select_ids
+
     if split not in SPLITS:
         raise FedlabError(f"dataset.split={split!r}: use one of {', '.join(SPLITS)}")
     if not Path(path).is_file():
@@ -42,7 +46,29 @@ def load_split(path: str | Path, split: str) -> list[Question]:
     chosen = questions if split == "all" else [q for q in questions if q.split == split]
     if not chosen:
         raise FedlabError(f"{path} has no questions in split {split!r}: choose another dataset.split")
-    return chosen
+    return select_ids(chosen, ids, path)
+
+
+def load_questions(dataset) -> tuple[list[Question], str]:
+    """(questions, version hash) of a ``dataset`` config node: its file's split (and ``ids``), or,
+    for a pool (``members: [name, ...]``), every member set's questions in order."""
+    members = dataset.get("members")
+    if not members:
+        return load_split(dataset.path, dataset.split, dataset.get("ids")), dataset_hash(dataset.path)
+    from fedlab.dataset.registry import registered
+
+    questions, parts, seen = [], [], set()
+    for name in members:
+        member = registered(str(name))
+        chosen = load_split(member.path, member.split, member.ids)
+        clash = sorted({q.id for q in chosen} & seen)
+        if clash:
+            raise FedlabError(f"dataset {dataset.get('name')}: members repeat question ids ({', '.join(clash[:3])}): "
+                              "list each set once")
+        seen |= {q.id for q in chosen}
+        questions += chosen
+        parts.append(f"{name}:{dataset_hash(member.path)}:{member.split}:{member.ids or ''}")
+    return questions, hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
 
 
 QUERY_TIMINGS = ("per_sweep", "per_run")
