@@ -53,6 +53,22 @@ def local_run_dir(cfg: DictConfig) -> Path:
     return out
 
 
+def check_config_sources(cfg: DictConfig) -> None:
+    """A Hydra app given configs from outside conf/ (``--config-dir``, ``--config-path``): they may
+    call only fedlab's own code (``fedlab.config.check_targets``), as ``--config FILE`` does."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from fedlab.config import CONF_DIR, check_targets
+
+    try:
+        sources = HydraConfig.get().runtime.config_sources
+    except ValueError:
+        return
+    outside = [str(s.path) for s in sources if s.schema == "file" and Path(str(s.path)).resolve() != CONF_DIR.resolve()]
+    if outside:
+        check_targets(cfg, ", ".join(outside))
+
+
 def check_settings(cfg: DictConfig) -> None:
     """Settings that would run but measure nonsense are refused before anything starts."""
     from fedlab.evaluation.retrieval.harness import check_query_timing
@@ -74,6 +90,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
     from fedlab.tracking import Tracker, git_commit, run_params
 
     console = Console(stderr=True)
+    check_config_sources(cfg)
     check_settings(cfg)
     questions = load_split(cfg.dataset.path, cfg.dataset.split)
     tracker = Tracker.shared(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # fails fast, in one line
