@@ -165,3 +165,34 @@ def test_a_config_file_from_outside_conf_may_call_only_fedlabs_code(tmp_path):
                       timeout=300)
     one_error_line(proc, "reranker._target_", "not one of fedlab's own")
     assert not marker.exists()
+
+
+# -- 5. the config and its answerability model are replaced together ------------------------------
+
+def test_an_interrupted_export_keeps_the_previous_config_and_model(store, tmp_path, corpus_dir):
+    """Ctrl-C while the model is being fitted: neither file is replaced, no staged file is left."""
+    import signal
+    import time
+
+    from clirun import cli_env
+
+    config = run_config("retriever=bm25")
+    parent, _ = logged_sweep(store, "interrupted-export", config, {"retriever": "bm25"})
+    out, model = tmp_path / "production.yaml", tmp_path / "calibration.json"
+    out.write_text("previous config\n")
+    model.write_text("previous model\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fedlab.export", f"sweep_run_id={parent}", f"out={out}", f"calibration.out={model}",
+         f"mlflow.tracking_uri={store['uri']}", "mlflow.experiment=interrupted-export",
+         f"paths.data_dir={corpus_dir.parent.parent}"],
+        cwd=ROOT, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and not list(tmp_path.glob(".production.yaml.*")):
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        time.sleep(0.1)
+    time.sleep(1.0)  # the fit is under way: it builds the pipeline and answers the dev split
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-3000:]
+    assert out.read_text() == "previous config\n" and model.read_text() == "previous model\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.json", "production.yaml"]
