@@ -196,3 +196,64 @@ def test_an_interrupted_export_keeps_the_previous_config_and_model(store, tmp_pa
     assert proc.returncode == 130, stderr[-3000:]
     assert out.read_text() == "previous config\n" and model.read_text() == "previous model\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.json", "production.yaml"]
+
+
+# -- 2. credentials in the tracking URI ------------------------------------------------------------
+
+SECRET = "S3cret-Pa55w0rd"
+
+
+def _files_holding(root: Path, text: str) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.is_file() and text.encode() in p.read_bytes()]
+
+
+def test_credentials_in_the_tracking_uri_never_reach_logs_params_artifacts_or_errors(tmp_path, corpus_dir):
+    """A real `mlflow server` on loopback addressed as http://alice:PASSWORD@host (the server takes
+    the Basic credentials and ignores them): the run is logged, and the password is in no output,
+    log file, param, tag or artifact — also when the URI is given on the command line."""
+    from mlflow.tracking import MlflowClient
+    from servers import mlflow_server
+
+    data = corpus_dir.parent.parent
+    with mlflow_server(tmp_path / "server") as uri:
+        secret_uri = uri.replace("http://", f"http://alice:{SECRET}@")
+        masked = uri.replace("http://", "http://alice:***@")
+        common = ["-m", "fedlab.evaluate", "retriever=bm25", f"paths.data_dir={data}", "eval.progress=false",
+                  f"paths.log_dir={tmp_path / 'logs'}"]
+        by_env = run_python([*common, "mlflow.run_name=by-env"], env={"MLFLOW_TRACKING_URI": secret_uri})
+        by_arg = run_python([*common, "mlflow.run_name=by-arg", f"mlflow.tracking_uri={secret_uri}"])
+        for proc in (by_env, by_arg):
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            assert SECRET not in proc.stdout + proc.stderr
+        client = MlflowClient(uri)
+        runs = client.search_runs([client.get_experiment_by_name("fedlab").experiment_id])
+        assert sorted(r.info.run_name for r in runs) == ["by-arg", "by-env"]
+        for run in runs:
+            assert not [v for v in (*run.data.params.values(), *run.data.tags.values()) if SECRET in v]
+            config = yaml.safe_load(Path(client.download_artifacts(run.info.run_id, "config.yaml", str(tmp_path)))
+                                    .read_text())
+            assert config["mlflow"]["tracking_uri"] == masked
+        logs = tmp_path / "logs"
+        assert list(logs.rglob("evaluate.log")) and list(logs.rglob("overrides.yaml"))
+        assert "HTTP Request" in "".join(p.read_text() for p in logs.rglob("evaluate.log"))  # httpx's lines are kept
+        assert _files_holding(logs, SECRET) == [] and _files_holding(tmp_path / "server", SECRET) == []
+    down = run_python([*common, "mlflow.run_name=down"], env={"MLFLOW_TRACKING_URI": f"http://alice:{SECRET}@127.0.0.1:9"},
+                      timeout=120)
+    one_error_line(down, "http://alice:***@127.0.0.1:9", "cannot be reached")
+    assert SECRET not in down.stdout + down.stderr
+
+
+def test_uri_credentials_are_masked_in_params_and_log_records(caplog):
+    import logging
+
+    from fedlab.env import mask_credentials
+    from fedlab.tracking import flatten
+
+    assert mask_credentials("http://alice:p@ss:w0rd@host:5000/x") == "http://alice:***@host:5000/x"
+    assert mask_credentials("at https://TOKEN123@host/ and sqlite:///a/b.db") == "at https://***@host/ and sqlite:///a/b.db"
+    assert mask_credentials("mail alice@example.com, lm.max_tokens") == "mail alice@example.com, lm.max_tokens"
+    assert flatten({"mlflow": {"tracking_uri": f"http://alice:{SECRET}@h:5000"}}) == {
+        "mlflow.tracking_uri": "http://alice:***@h:5000"}
+    with caplog.at_level(logging.INFO, logger="httpx"):
+        logging.getLogger("httpx").info('HTTP Request: %s %s "%s"', "GET", f"http://alice:{SECRET}@h/health", "200 OK")
+    assert SECRET not in caplog.text and "http://alice:***@h/health" in caplog.text

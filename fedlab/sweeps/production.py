@@ -169,8 +169,9 @@ def export_production(cfg: DictConfig) -> Exported:
     from mlflow.artifacts import download_artifacts
 
     from fedlab.io import replace_together, write_text
-    from fedlab.tracking import Tracker
+    from fedlab.tracking import Tracker, mask_hydra_record
 
+    mask_hydra_record()
     tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)
     client = tracker.mlflow.MlflowClient()
     exp = client.get_experiment_by_name(cfg.mlflow.experiment)
@@ -179,7 +180,7 @@ def export_production(cfg: DictConfig) -> Exported:
         sweep_id = latest_finished_sweep(client, exp.experiment_id)
         if sweep_id is None:
             raise FedlabError(f"no finished sweep in experiment {cfg.mlflow.experiment!r} at "
-                              f"{tracker.tracking_uri}: run `make sweep` first, or pass sweep_run_id=ID")
+                              f"{tracker.shown_uri}: run `make sweep` first, or pass sweep_run_id=ID")
     rule = Rule.from_config(cfg.objective)
     candidates = finished_children(client, exp.experiment_id, sweep_id, split=rule.split)
     if not candidates:
