@@ -18,6 +18,7 @@ import time
 
 from fedlab.agent.answering import DEFAULT_CONFIG, MAX_QUESTION_CHARS
 from fedlab.cli import ArgumentParser, add_config_args, config_from_args, run_exit
+from fedlab.env import mask_credentials
 from fedlab.errors import FedlabError
 
 EXIT_USER = 2
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         result = answer_question(config_from_args(args, compose=compose_config), question)
     except FedlabError as exc:
         if as_json:
-            print(json.dumps({"error": str(exc), "exit_code": EXIT_USER}), flush=True)
+            print(json.dumps({"error": mask_credentials(str(exc)), "exit_code": EXIT_USER}), flush=True)
         raise
     total_ms = (time.perf_counter() - t0) * 1000
     if result.backend_error is not None:

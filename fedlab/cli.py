@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Callable, Sequence, TypeVar
 
+from fedlab.env import mask_credentials
 from fedlab.errors import FedlabError
 
 F = TypeVar("F", bound=Callable)
@@ -23,7 +24,7 @@ def user_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except FedlabError as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(f"error: {mask_credentials(str(exc))}", file=sys.stderr)
             sys.exit(2)
 
     return wrapper  # type: ignore[return-value]
@@ -33,7 +34,7 @@ def run_cli(main: Callable[[], object]) -> None:
     try:
         main()
     except FedlabError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {mask_credentials(str(exc))}", file=sys.stderr)
         sys.exit(2)
     except BrokenPipeError:
         # the reader went away (`… | head`): not an error of the command's. Python's documented

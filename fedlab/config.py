@@ -81,7 +81,9 @@ def compose(config_name: str, overrides: list[str] | None = None):
         if not as_path.is_file():
             raise FedlabError(f"config file {config_name} is not a file: pass the path of a YAML config")
         check_config_file(as_path)
-        return _compose_file(as_path, overrides)
+        cfg = _compose_file(as_path, overrides)
+        check_targets(cfg, config_name)  # read from outside conf/: it calls fedlab's code only
+        return cfg
     if not (CONF_DIR / f"{config_name}.yaml").is_file():
         raise FedlabError(f"no config {config_name!r} in {CONF_DIR}: run `make export` to write conf/production.yaml, "
                           "or pass the name of a file in conf/ or a path to a YAML config")
@@ -132,6 +134,70 @@ def yaml_problem(exc: Exception) -> str:
 def _clip(text: str, limit: int = 40) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+# -- the code a config may call --------------------------------------------------------------
+# A config names code by `_target_`s, which Hydra imports and calls. fedlab's own are those of the
+# group files conf/<group>/<choice>.yaml (the checkout: whoever can write them can change the code
+# anyway); a config read from elsewhere, or rebuilt from a tracking store, may name only those.
+SKIPPED_GROUPS = ("experiment", "hydra")  # studies set values only; Hydra's node is Hydra's
+
+
+@functools.cache
+def group_configs(group: str) -> dict[str, dict]:
+    """{choice: the YAML mapping of conf/<group>/<choice>.yaml} ({} for a name that is no group)."""
+    import yaml
+
+    directory = CONF_DIR / group
+    if group in SKIPPED_GROUPS or not directory.is_dir():
+        return {}
+    return {p.stem: yaml.safe_load(p.read_text(encoding="utf-8")) or {} for p in sorted(directory.glob("*.yaml"))}
+
+
+def _targets(node, where: str):
+    """(dotted place of the node holding it, value) of every ``_target_`` in a plain container."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "_target_":
+                yield where, value
+            else:
+                yield from _targets(value, f"{where}.{key}")
+    elif isinstance(node, (list, tuple)):
+        for i, value in enumerate(node):
+            yield from _targets(value, f"{where}.{i}")
+
+
+@functools.cache
+def fedlab_targets() -> dict[str, frozenset]:
+    """{place: the ``_target_``s fedlab's group files put there} (``reranker`` -> the rerankers')."""
+    found: dict[str, set] = {}
+    for directory in sorted(p for p in CONF_DIR.iterdir() if p.is_dir()):
+        for choice in group_configs(directory.name).values():
+            for where, target in _targets(choice, directory.name):
+                found.setdefault(where, set()).add(target)
+    return {k: frozenset(v) for k, v in found.items()}
+
+
+def check_targets(cfg, label: str) -> None:
+    """A one-line FedlabError when ``cfg`` (a composed config or a plain dict) names code that none
+    of fedlab's group files names at that place: a ``_target_`` that is not one of the group's,
+    or one where no group has any. Interpolations are not followed: a ``_target_`` must be a
+    literal name. Called before anything of a config read from outside conf/ is instantiated."""
+    from fedlab.errors import FedlabError
+
+    container = OmegaConf.to_container(cfg, resolve=False) if OmegaConf.is_config(cfg) else cfg
+    allowed = fedlab_targets()
+    for key, node in (container or {}).items():
+        if key in SKIPPED_GROUPS:
+            continue
+        for where, target in _targets(node, str(key)):
+            if target not in allowed.get(where, ()):
+                group = where.split(".", 1)[0]
+                known = sorted(allowed.get(where, ()))
+                fix = (f"name one of conf/{group}/ ({', '.join(sorted(group_configs(group)))}) instead"
+                       if known else "remove it: fedlab's configs call no code there")
+                raise FedlabError(f"config {label!r} sets {where}._target_={_clip(repr(target), 80)}, which is not one "
+                                  f"of fedlab's own: {fix}")
 
 
 # What build_pipeline reads in every config (index / bm25 only for the retrievers that use them).

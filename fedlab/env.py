@@ -5,7 +5,9 @@ exported wins.
 """
 from __future__ import annotations
 
+import logging
 import os
+import re
 
 TELEMETRY_OFF = {
     "MLFLOW_DISABLE_TELEMETRY": "true",
@@ -38,4 +40,45 @@ def apply_defaults() -> None:
         os.environ.setdefault(key, value)
 
 
+# Credentials written into a URI (MLFLOW_TRACKING_URI=http://alice:PASSWORD@host): the userinfo up to
+# the netloc's last "@" (a password may hold one), before any "/", "?", "#" or space.
+_USERINFO = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.\-]*://)(?P<userinfo>[^\s/?#]+)@")
+
+
+def mask_credentials(text: str) -> str:
+    """``text`` with the password of every URI in it masked (``http://alice:***@host``), and a
+    userinfo with no password (a token: ``https://TOKEN@host``) masked whole (``https://***@host``)."""
+    if "@" not in text or "://" not in text:
+        return text
+
+    def masked(m: re.Match) -> str:
+        user, colon, _ = m["userinfo"].partition(":")
+        return f"{m['scheme']}{user}:***@" if colon else f"{m['scheme']}***@"
+
+    return _USERINFO.sub(masked, text)
+
+
+def mask_log_records() -> None:
+    """Every log record of the process is made with URI credentials masked (httpx logs each
+    request's URL; MLflow and Hydra may log the tracking URI): installed once, on import."""
+    previous = logging.getLogRecordFactory()
+    if getattr(previous, "masks_credentials", False):
+        return
+
+    def factory(*args, **kwargs):
+        record = previous(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # noqa: BLE001 — a malformed record is logging's to report
+            return record
+        shown = mask_credentials(message)
+        if shown != message:
+            record.msg, record.args = shown, None
+        return record
+
+    factory.masks_credentials = True  # type: ignore[attr-defined]
+    logging.setLogRecordFactory(factory)
+
+
 apply_defaults()
+mask_log_records()

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from fedlab.cli import ArgumentParser, add_config_args, config_from_args
+from fedlab.env import mask_credentials
 from fedlab.errors import FedlabError
 
 EXIT_PASS, EXIT_BREACH, EXIT_CANNOT_RUN, EXIT_DATA_CHANGED = 0, 1, 2, 3
@@ -52,12 +53,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"gate refused: {exc}", file=sys.stderr)
         return EXIT_DATA_CHANGED
     except FedlabError as exc:
-        print(f"error: the gate could not run: {exc}", file=sys.stderr)
+        print(f"error: the gate could not run: {mask_credentials(str(exc))}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # noqa: BLE001 — "could not run" must never read as "breached"
-        first = (str(exc).strip().splitlines() or [""])[0][:300]
+        first = mask_credentials((str(exc).strip().splitlines() or [""])[0][:300])
         print(f"error: the gate could not run: {type(exc).__name__}: {first}", file=sys.stderr)
         return EXIT_CANNOT_RUN
     gates.print_gates(outcome, path)

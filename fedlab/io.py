@@ -29,6 +29,22 @@ def atomic_path(path: str | os.PathLike) -> Iterator[Path]:
             tmp_path.unlink()
 
 
+def replace_together(pairs: Iterable[tuple[str | os.PathLike, str | os.PathLike]]) -> None:
+    """Rename each (new file, target) into place, in order, with SIGINT and SIGTERM held until the
+    last is done: files that belong together (a config and the model fitted for it) are replaced
+    as a pair, not one of them by a Ctrl-C between the two renames. Each new file must be in its
+    target's directory (a rename within one filesystem)."""
+    import signal
+
+    held = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        for new, target in pairs:
+            os.replace(new, target)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def write_bytes(path: str | os.PathLike, data: bytes) -> None:
     with atomic_path(path) as tmp:
         with open(tmp, "wb") as fh:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from fedlab.config import project_root
+from fedlab.env import mask_credentials
 
 log = logging.getLogger(__name__)
 # Redaction is by exact key name and by value (any secret held in the environment), never by a
@@ -45,7 +46,8 @@ def secret_values() -> set[str]:
 
 
 def redact(key: str, value: Any, secrets: set[str] | None = None) -> Any:
-    """``***`` for a secret: a key named exactly like one, or a value that contains one."""
+    """``***`` for a secret: a key named exactly like one, or a value that contains one; a URI
+    with credentials in it keeps its host with the password masked (``http://alice:***@host``)."""
     if value in (None, ""):
         return value
     if key.rsplit(".", 1)[-1].lower() in SECRET_KEYS:
@@ -54,6 +56,8 @@ def redact(key: str, value: Any, secrets: set[str] | None = None) -> Any:
     for secret in secrets if secrets is not None else secret_values():
         if secret in text:
             return "***"
+    if isinstance(value, str) and mask_credentials(value) != value:
+        return mask_credentials(value)
     return value
 
 
@@ -132,24 +136,48 @@ def rounded(name: str, value: float) -> float:
     return round(float(value), 4)
 
 
+def mask_hydra_record() -> None:
+    """Hydra writes a job's config and command-line overrides (``.hydra/*.yaml``, a sweep's
+    ``multirun.yaml``) before the task runs: a tracking URI given with credentials on the command
+    line (``mlflow.tracking_uri=http://alice:PASSWORD@host``) is masked in them too."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from fedlab.io import write_text
+
+    try:
+        hc = HydraConfig.get()
+    except ValueError:
+        return
+    files = list(Path(hc.runtime.output_dir, hc.output_subdir or ".hydra").glob("*.yaml"))
+    files.append(Path(hc.sweep.dir) / "multirun.yaml")
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if mask_credentials(text) != text:
+            write_text(path, mask_credentials(text))
+
+
 def check_tracking_store(uri: str, timeout_s: float = 5.0) -> None:
     """Fail fast, in one line, when the tracking store cannot be reached — before any work is
     done, not after an evaluation has run (MLflow's client would retry for minutes)."""
     from fedlab.errors import FedlabError
 
+    shown = mask_credentials(uri)  # what a message may say of it
     if uri.startswith(("http://", "https://")):
         import httpx
 
         try:
             resp = httpx.get(uri.rstrip("/") + "/health", timeout=timeout_s)
         except httpx.HTTPError as exc:
-            raise FedlabError(f"the MLflow tracking server {uri} cannot be reached ({type(exc).__name__}): start it, "
+            raise FedlabError(f"the MLflow tracking server {shown} cannot be reached ({type(exc).__name__}): start it, "
                               "or unset MLFLOW_TRACKING_URI to log to the local store") from None
         if resp.status_code >= 500:
-            raise FedlabError(f"the MLflow tracking server {uri} answers HTTP {resp.status_code} on /health: "
+            raise FedlabError(f"the MLflow tracking server {shown} answers HTTP {resp.status_code} on /health: "
                               "check the server, or unset MLFLOW_TRACKING_URI to log to the local store")
     elif _is_file_store(uri) and os.environ.get("MLFLOW_ALLOW_FILE_STORE", "").lower() != "true":
-        raise FedlabError(f"the MLflow tracking URI {uri} is a file store, which MLflow 3 refuses: use a database, "
+        raise FedlabError(f"the MLflow tracking URI {shown} is a file store, which MLflow 3 refuses: use a database, "
                           f"sqlite:///{_file_store_dir(uri)}/mlflow.db (or set MLFLOW_ALLOW_FILE_STORE=true)")
     elif uri.startswith("sqlite:///"):
         db = Path(uri.removeprefix("sqlite:///"))
@@ -220,6 +248,9 @@ class Tracker:
 
     def __init__(self, tracking_uri: str | None, experiment: str, check: bool = True):
         self.tracking_uri = tracking_uri or default_tracking_uri()
+        self.shown_uri = mask_credentials(self.tracking_uri)  # the URI as messages say it
+        if self.shown_uri != self.tracking_uri:  # MLflow prints "View run … at <the URI>" on stdout
+            os.environ["MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT"] = "true"
         if check:
             check_tracking_store(self.tracking_uri)
         import mlflow

@@ -325,7 +325,25 @@ def test_every_abstention_says_why(agent):
 
     off = agent("How do I reset my router password?")
     assert off.abstained and off.abstain_reason == "off_topic"
-    assert set(ABSTAIN_REASONS) == {"coverage", "off_topic", "weak_evidence", "ungrounded", "unlikely_answer"}
+    assert set(ABSTAIN_REASONS) == {"coverage", "impossible_date", "off_topic", "weak_evidence", "ungrounded",
+                                    "unlikely_answer"}
+
+
+@pytest.mark.parametrize("question,said", [("What did the FOMC decide on February 29 2021?", "February 29 2021"),
+                                           ("What did the FOMC decide on 2/30/2021?", "2/30/2021")])
+def test_a_day_that_does_not_exist_is_answered_as_such(agent, question, said):
+    """Not from another month's documents (February 29 2021 was answered from the October 29-30,
+    2019 minutes at 0.89, 2/30/2021 from November 2021): a fact about the question, no search."""
+    a = agent(question)
+    assert a.abstained and a.abstain_reason == "impossible_date" and a.attempts == 0 and not a.citations
+    assert not a.retrieved_chunk_ids and said in a.answer and "not a date" in a.answer
+
+
+@pytest.mark.parametrize("year", [2099, 2150, 1900, 1949])
+def test_a_year_far_from_the_corpus_is_outside_its_coverage(agent, year):
+    """Years outside 1950-2069 were no dates: "in 2099" got a 2022 answer at 0.72."""
+    a = agent(f"What did the FOMC decide in {year}?")
+    assert a.abstained and a.abstain_reason == "coverage" and not a.citations and str(year) in a.answer
 
 
 def test_an_answer_unlikely_to_be_right_is_withheld(search):

@@ -163,6 +163,16 @@ def test_question_checks():
     assert check_question("Quelle décision en 2024 ?") == "Quelle décision en 2024 ?"
 
 
+@pytest.mark.parametrize("extra", [[], ["--json"]])
+def test_a_day_that_does_not_exist_is_refused_in_one_line(corpus_dir, extra):
+    proc = ask(corpus_dir, *extra, "What did the FOMC decide on February 29 2021?")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.splitlines() == ["error: the question names February 29 2021, which is not a date (2021 has no "
+                                        "February 29 (not a leap year)): correct the day"]
+    if extra:
+        assert json.loads(proc.stdout)["error"].startswith("the question names February 29 2021")
+
+
 def test_group_overrides_switch_the_agent_on_whatever_the_config_lists():
     assert group_overrides({}, []) == ["+agent=default", "+lm=extractive"]
     assert group_overrides({"agent": None, "lm": None}, ["lm=anthropic"]) == ["agent=default", "lm=anthropic"]

@@ -232,3 +232,53 @@ def test_adaptive_top_k_by_scope():
 def test_hint_scope_is_validated():
     with pytest.raises(ValueError):
         DateHint("2022-01-01", "2022-12-31", "decade")
+
+
+# -- days that do not exist, and years far from the corpus ---------------------------------------
+
+@pytest.mark.parametrize("question,said,why", [
+    ("What did the FOMC decide on February 29 2021?", "February 29 2021", "2021 has no February 29"),
+    ("What did the FOMC decide on February 29, 2021?", "February 29, 2021", "2021 has no February 29"),
+    ("What did the FOMC decide on 2/30/2021?", "2/30/2021", "February 2021 has 28 days"),
+    ("What was decided on 2021-02-30?", "2021-02-30", "February 2021 has 28 days"),
+    ("What did the April 31 2022 statement say?", "April 31 2022", "April has 30 days"),
+    ("the 13/13/2022 meeting", "13/13/2022", "there is no month 13"),
+    ("What did the June 31 meeting decide?", "June 31", "June has 30 days"),
+    ("the January 30-32, 2024 meeting", "January 30-32, 2024", "January has 31 days"),
+])
+def test_a_day_that_does_not_exist_is_read_as_no_date(question, said, why):
+    """Not the month or the year around it (February 2021 was read for February 29 2021, and the
+    "29" matched the October 29-30 minutes): no range at all, and the expression is named."""
+    from fedlab.retrieval.dates import impossible_dates
+
+    assert parse_date_hint(question, today=TODAY) is None
+    found = impossible_dates(question)
+    assert [s for s, _ in found] == [said] and why in found[0][1]
+
+
+@pytest.mark.parametrize("question", [
+    "What did the FOMC decide on February 29, 2020?", "the January 31-February 1, 2023 meeting",
+    "What did the March 31 statement say?", "a cut in March of 25 basis points", "the 12/14/2022 statement",
+    "What changed at the June 2022 meeting?"])
+def test_days_that_exist_are_not_impossible(question):
+    from fedlab.retrieval.dates import impossible_dates
+
+    assert impossible_dates(question) == []
+
+
+@pytest.mark.parametrize("question,lo,hi", [
+    ("What did the FOMC decide in 2099?", "2099-01-01", "2099-12-31"),
+    ("What did the FOMC decide in 1900?", "1900-01-01", "1900-12-31"),
+    ("Rates in March 1949?", "1949-03-01", "1949-03-31"),
+    ("What happened between 2099 and 2101?", "2099-01-01", "2101-12-31"),
+    ("the 2/3/2099 decision", "2099-02-03", "2099-02-03"),
+])
+def test_any_four_digit_year_is_a_date(question, lo, hi):
+    """1950-2069 were the parser's years: "in 2099" was no date, so the coverage check let it through."""
+    hint = parse_date_hint(question, today=TODAY)
+    assert (hint.date_from, hint.date_to) == (lo, hi)
+
+
+@pytest.mark.parametrize("question", ["a hike of 2099 basis points", "reserves of $2099 billion", "rates at 2099 percent"])
+def test_a_four_digit_amount_is_still_no_year(question):
+    assert parse_date_hint(question, today=TODAY) is None

@@ -107,6 +107,8 @@ BAD_CALLS = [
     ("search_fomc", {"query": "x" * 10_000}, "at most 2000 characters"),
     ("search_fomc", {"query": ""}, "at least 1 character"),
     ("search_fomc", {"query": "  \n "}, "blank"),
+    ("search_fomc", {"query": "What did the FOMC decide on February 29 2021?"},
+     "the query names February 29 2021, which is not a date (2021 has no February 29"),
     ("search_fomc", {"top_k": 5}, "query"),
     ("get_document", {"doc_id": "../../etc/passwd"}, "pattern"),
     ("get_document", {"doc_id": "minutes-2022-03-16/../../../etc/passwd"}, "doc_id"),
@@ -378,6 +380,30 @@ def test_unparsable_lines_get_json_rpc_errors_and_the_server_lives_on(direct, ov
         assert not result.get("isError") and len(result["structuredContent"]["passages"]) == 2
         want = direct.search("federal funds rate", k=2)
         assert [p["chunk_id"] for p in result["structuredContent"]["passages"]] == [h.chunk.chunk_id for h in want.hits]
+    finally:
+        assert server.close() == 0
+
+
+def test_a_request_whose_id_is_not_a_string_or_an_integer_is_answered(overrides, server_log):
+    """`"id": null` (or true, 1.5) made the SDK read a request as a notification: no reply, and the
+    client waited forever. JSON-RPC 2.0: an Invalid Request, answered with id null."""
+    server = RawServer(overrides, server_log)
+    try:
+        server.send(INITIALIZE)
+        server.replies(until_id=1)
+        server.send(INITIALIZED,
+                    b'{"jsonrpc":"2.0","id":null,"method":"tools/call","params":{"name":"search_fomc",'
+                    b'"arguments":{"query":"federal funds rate","top_k":2}}}\n',
+                    b'{"jsonrpc":"2.0","id":null,"method":"ping"}\n',
+                    b'{"jsonrpc":"2.0","id":true,"method":"ping"}\n',
+                    b'{"jsonrpc":"2.0","id":1.5,"method":"ping"}\n',
+                    b'{"jsonrpc":"2.0","id":5,"method":"ping"}\n')
+        got = server.replies(until_id=5, timeout=60)
+        errors, pong = got[:-1], got[-1]
+        assert [(e["id"], e["error"]["code"]) for e in errors] == [(None, -32600)] * 4
+        assert errors[0]["error"]["message"] == "Invalid Request: id must be a string or an integer, not null"
+        assert "not 1.5" in errors[3]["error"]["message"]
+        assert pong == {"jsonrpc": "2.0", "id": 5, "result": {}}
     finally:
         assert server.close() == 0
 

@@ -30,7 +30,12 @@ def check_question(text: str, max_chars: int = MAX_QUESTION_CHARS) -> str:
         raise FedlabError("the question contains control characters: type it as plain text")
     if not any(ch.isalpha() for ch in question):
         raise FedlabError("the question has no words in it: ask in words")
-    return " ".join(question.split())
+    question = " ".join(question.split())
+    from fedlab.retrieval.dates import impossible_dates
+
+    for said, why in impossible_dates(question)[:1]:  # not read as another month, nor its day as a word
+        raise FedlabError(f"the question names {said}, which is not a date ({why}): correct the day")
+    return question
 
 
 def compose_config(config: str, sets: list[str]):

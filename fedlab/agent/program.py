@@ -5,7 +5,9 @@ predictors (fedlab.lm.base.DspyBackend), so the extractive backend answers witho
 
 Decisions (FedQuery's workflow, made explicit):
 - a question dated wholly outside the documents' meetings is answered with their coverage (a fact,
-  confidence 1.0); one reaching past it is answered with a coverage note.
+  confidence 1.0); one reaching past it is answered with a coverage note. One naming a day that
+  does not exist ("February 29 2021", fedlab.retrieval.dates.impossible_dates) is answered with that
+  fact, never from another month's documents.
 - every other decision is the answerability model's (``agent.calibration``, fitted on dev by
   ``python -m fedlab.calibrate``; fedlab.agent.answerability): the first search's
   features say whether the question is off topic; a search whose P(answerable) is below the
@@ -52,10 +54,11 @@ from fedlab.agent.types import EVIDENCE_ABSTENTIONS, AgentAnswer, Citation
 from fedlab.errors import FedlabError
 from fedlab.index.filter import MetadataFilter
 from fedlab.index.tokens import Tokenizer
-from fedlab.retrieval.dates import date_expressions, numeric_date_tokens, question_dates
+from fedlab.retrieval.dates import date_expressions, impossible_dates, numeric_date_tokens, question_dates
 from fedlab.retrieval.two_pass import preferring_doc_types
 from fedlab.retrieval.types import SCOPES, DateHint, Hit, RetrievalResult
 
+ABSTAIN_IMPOSSIBLE_DATE = "The question names {said}, which is not a date: {why}. Ask about a day that exists."
 ABSTAIN_NO_EVIDENCE = ("The FOMC statements and minutes in the index do not answer this question: "
                        "the passages retrieved for it are too weak to support an answer.")
 ABSTAIN_OFF_TOPIC = ("This question is not about the FOMC, monetary policy or the economy, "
@@ -468,6 +471,11 @@ class AgentProgram:
             answer.lm_usage = self.backend.usage_since(mark)
             return answer
 
+        impossible = impossible_dates(question)
+        if impossible:  # certain: no document is dated by a day that does not exist (nor by another month)
+            said, why = impossible[0]
+            return done(AgentAnswer(question, ABSTAIN_IMPOSSIBLE_DATE.format(said=said, why=why), True, 1.0, "high",
+                                    attempts=0, raw_confidence=1.0, abstain_reason="impossible_date"))
         with self.backend.context():
             t = time.perf_counter()
             assessed = self.assess_query(question=question, today=self.today, event=self.event_for(question))

@@ -7,13 +7,16 @@ CONFIDENCE_LEVELS = ("high", "medium", "low", "insufficient")
 # why an answer abstained (AgentAnswer.abstain_reason), as `ask` prints it
 ABSTAIN_REASONS = {
     "coverage": "the question's dates lie outside the documents' coverage",
+    "impossible_date": "the question names a day that does not exist",
     "off_topic": "the question is not about the FOMC, monetary policy or the economy",
     "weak_evidence": "the retrieved passages are too weak to support an answer",
     "ungrounded": "no sentence of the drafted answer could be tied to a retrieved passage",
     "unlikely_answer": "the answer the retrieved passages give is unlikely to be right",
 }
-# the reasons that are judgements on the question's words and passages (not the coverage, a fact)
-EVIDENCE_ABSTENTIONS = frozenset(ABSTAIN_REASONS) - {"coverage"}
+# the reasons that are judgements on the question's words and passages (not the coverage or a
+# date that does not exist: facts)
+FACT_ABSTENTIONS = frozenset({"coverage", "impossible_date"})
+EVIDENCE_ABSTENTIONS = frozenset(ABSTAIN_REASONS) - FACT_ABSTENTIONS
 
 
 @dataclass(frozen=True)

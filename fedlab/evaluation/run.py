@@ -53,6 +53,22 @@ def local_run_dir(cfg: DictConfig) -> Path:
     return out
 
 
+def check_config_sources(cfg: DictConfig) -> None:
+    """A Hydra app given configs from outside conf/ (``--config-dir``, ``--config-path``): they may
+    call only fedlab's own code (``fedlab.config.check_targets``), as ``--config FILE`` does."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from fedlab.config import CONF_DIR, check_targets
+
+    try:
+        sources = HydraConfig.get().runtime.config_sources
+    except ValueError:
+        return
+    outside = [str(s.path) for s in sources if s.schema == "file" and Path(str(s.path)).resolve() != CONF_DIR.resolve()]
+    if outside:
+        check_targets(cfg, ", ".join(outside))
+
+
 def check_settings(cfg: DictConfig) -> None:
     """Settings that would run but measure nonsense are refused before anything starts."""
     from fedlab.evaluation.retrieval.harness import check_query_timing
@@ -75,9 +91,11 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
     from fedlab.dataset.registry import effective_role
     from fedlab.evaluation.naming import run_name
     from fedlab.evaluation.retrieval.harness import load_questions
-    from fedlab.tracking import Tracker, git_commit, run_params
+    from fedlab.tracking import Tracker, git_commit, mask_hydra_record, run_params
 
     console = Console(stderr=True)
+    mask_hydra_record()
+    check_config_sources(cfg)
     check_settings(cfg)
     questions, data_hash = load_questions(cfg.dataset)
     role = effective_role(cfg.dataset.get("role"), questions)
@@ -108,7 +126,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
         except Exception as exc:  # noqa: BLE001 — any tracking failure: the results are kept locally
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             kept = f"{out_dir}" + (f" and {cfg.eval.metrics_out}" if cfg.eval.metrics_out else "")
-            raise FedlabError(f"logging run {name!r} to MLflow at {tracker.tracking_uri} failed "
+            raise FedlabError(f"logging run {name!r} to MLflow at {tracker.shown_uri} failed "
                               f"({type(exc).__name__}: {first}); the metrics and artifacts are kept in {kept}") from None
         run_id = run.info.run_id
     if not show:
@@ -126,6 +144,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
 def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
     """Build, evaluate and write every artifact to ``out_dir``; (metrics, pipeline, agent outcome)."""
     from fedlab.evaluation.retrieval.harness import evaluate_pipeline
+    from fedlab.env import mask_credentials
     from fedlab.evaluation.retrieval.trec import write_qrels, write_run
     from fedlab.io import write_json, write_jsonl, write_text
     from fedlab.pipeline import build_pipeline
@@ -146,7 +165,7 @@ def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
 
         agent = evaluate_agent(cfg, pipeline, questions, progress=cfg.eval.progress, console=console)
         metrics.update(agent.metrics)
-    write_text(out_dir / "config.yaml", OmegaConf.to_yaml(cfg, resolve=True))
+    write_text(out_dir / "config.yaml", mask_credentials(OmegaConf.to_yaml(cfg, resolve=True)))  # no password of a URI
     write_jsonl(out_dir / "per_question.jsonl", outcome.per_question, sort_keys=False)
     write_json(out_dir / "metrics.json", metrics)
     write_run(out_dir / "trec" / "run.trec", outcome.run, tag=run_id)

@@ -6,7 +6,8 @@ serving the SDK keeps fd 1 diverted to stderr itself, so stray prints never reac
 Logs go to stderr. Arguments are validated by the tools' pydantic signatures (the published
 input schemas); a bad call returns an ``is_error`` result and the server keeps serving. A line
 on stdin that is not JSON is answered with a -32700 Parse error, a JSON value that is not a
-JSON-RPC message with -32600 Invalid Request (``AnsweringReadStream``), and serving goes on.
+JSON-RPC message with -32600 Invalid Request (``AnsweringReadStream``), a request whose id is not a
+string or an integer (``"id": null``) with -32600 and id null (``CheckedLines``), and serving goes on.
 """
 # No `from __future__ import annotations`: the tool signatures are built at run time from the
 # limits, and the SDK reads their annotations as objects.
@@ -54,6 +55,10 @@ class FomcTools:
 
         if not query.strip():
             raise ToolError("query is blank: ask a question about FOMC statements or minutes")
+        from fedlab.retrieval.dates import impossible_dates
+
+        for said, why in impossible_dates(query)[:1]:  # not read as another month, nor its day as a word
+            raise ToolError(f"the query names {said}, which is not a date ({why}): correct the day")
         flt = where.to_filter() if where is not None else None
         if flt is not None and flt.empty:
             flt = None
@@ -276,10 +281,85 @@ def run_stdio(server) -> None:
 
 
 async def serve_stdio(server) -> None:
-    """``MCPServer.run("stdio")``, with the read stream answering unreadable lines."""
+    """``MCPServer.run("stdio")``, with the read stream answering unreadable lines and stdin's
+    lines checked for requests the SDK would read as notifications (``CheckedLines``)."""
     from mcp.server.stdio import stdio_server
 
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves
-    async with stdio_server() as (read_stream, write_stream):
-        await lowlevel.run(AnsweringReadStream(read_stream, write_stream), write_stream,
-                           lowlevel.create_initialization_options())
+    with claimed_stdin() as lines:
+        async with stdio_server(stdin=lines) as (read_stream, write_stream):
+            lines.replies = write_stream
+            await lowlevel.run(AnsweringReadStream(read_stream, write_stream), write_stream,
+                               lowlevel.create_initialization_options())
+
+
+@contextlib.contextmanager
+def claimed_stdin():
+    """stdin's lines as ``CheckedLines``, read from a private copy of fd 0 while fd 0 itself points
+    at the null device (what the SDK does with a stdin it opens: nothing else reads the wire)."""
+    import io
+
+    import anyio
+
+    private = os.dup(0)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    try:
+        # closefd=False: a worker thread may still block on it after serving ends; it is never recycled
+        wire = io.TextIOWrapper(os.fdopen(private, "rb", closefd=False), encoding="utf-8", errors="replace")
+        yield CheckedLines(anyio.wrap_file(wire))
+    finally:
+        os.dup2(private, 0)
+
+
+class CheckedLines:
+    """The lines of the wire, minus requests whose ``id`` is not a string or an integer (``null``,
+    ``true``, ``1.5``, a list). The SDK reads such a message as a notification and never answers
+    it, so its client waits forever; JSON-RPC 2.0 makes it an Invalid Request, answered here with
+    an error whose ``id`` is null (the id cannot be told), and reading goes on."""
+
+    def __init__(self, inner):
+        self._inner = inner
+        self.replies = None  # the transport's write stream, once it exists
+
+    def __aiter__(self):
+        return self._lines()
+
+    async def _lines(self):
+        async for line in self._inner:
+            reply = unanswerable_request(line)
+            if reply is None or self.replies is None:
+                yield line
+                continue
+            from mcp.shared.message import SessionMessage
+
+            log.warning("answered a request with an unusable id: %s", reply.error.message)
+            await self.replies.send(SessionMessage(reply))
+
+
+def unanswerable_request(line: str):
+    """The -32600 Invalid Request error (id null) for a request the SDK would take for a notification
+    because its ``id`` is not a string or an integer; None for any other line."""
+    import json
+
+    if '"id"' not in line:
+        return None
+    try:
+        raw = json.loads(line)
+    except ValueError:
+        return None  # the transport answers it (Parse error)
+    if not (isinstance(raw, dict) and "id" in raw and "method" in raw):
+        return None
+    from mcp.types import jsonrpc_message_adapter
+    from mcp_types import INVALID_REQUEST, ErrorData, JSONRPCError, JSONRPCNotification
+
+    try:
+        parsed = jsonrpc_message_adapter.validate_json(line, by_name=False)
+    except ValueError:
+        return None  # not a message at all: AnsweringReadStream answers it
+    if not isinstance(parsed, JSONRPCNotification):
+        return None
+    given = json.dumps(raw["id"])[:40]
+    return JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(
+        code=INVALID_REQUEST, message=f"Invalid Request: id must be a string or an integer, not {given}"))

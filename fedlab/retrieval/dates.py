@@ -11,6 +11,12 @@ atom, preferring the one to the right; join atoms into ranges ("between A and B"
 "from A to B", "A through B", "2021-22") and open ranges ("since A", "after A", "before A");
 then cover everything that is left with one range.
 
+A day that does not exist ("February 29 2021", "2/30/2021", "2021-02-30", "April 31") is an
+impossible date (``impossible_dates``): its characters are masked like any date's, so neither its
+month, its year nor its day number is read as something else, and it gives no range. Any year of
+four digits (1000-2999) is a year, so "in 2099" or "in 1900" is a range the coverage check can
+answer.
+
 Precedence rules (the question is ambiguous, the rule is not):
 - a bare year that lent its year to a year-less atom is a context, not a target:
   "in 2022, at the June meeting" -> June 2022.
@@ -51,13 +57,14 @@ _FULL_MON = r"(?:January|February|March|April|May|June|July|August|September|Oct
 _NOT_AMOUNT = r"(?![\w%]|[.,]\d|\s*(?:percent|per cent|pct|basis|bps?|billion|million|trillion|thousand|dollars)\b)"
 # dates written in numbers alone, as the parser reads them: "2024-01-31", "12/14/2022" or "12/14/22", "'22"
 _ISO_DATE = r"\b(?P<y>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})\b"
-_NUMERIC_DAY = r"(?<![\w/.$-])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>(?:19|20)\d\d|\d\d)(?![\w/%]|[.,]\d)"
+_NUMERIC_DAY = r"(?<![\w/.$-])(?P<a>\d{1,2})/(?P<b>\d{1,2})/(?P<y>[12]\d\d\d|\d\d)(?![\w/%]|[.,]\d)"
 _SHORT_YEAR = r"(?<![\w'’])['’](?P<y>\d\d)" + _NOT_AMOUNT
 # the same, unnamed and in one pattern: tokens no passage holds, so not terms a passage should match
 NUMERIC_DATES = re.compile("|".join(re.sub(r"\?P<\w+>", "?:", pattern)
                                     for pattern in (_ISO_DATE, _NUMERIC_DAY, _SHORT_YEAR)))
-# A year: 1950-2069, not glued to other number characters, not an amount or a rate.
-_YEAR_CORE = r"(?:19[5-9]\d|20[0-6]\d)" + _NOT_AMOUNT
+# A year: any of four digits, 1000-2999 (the corpus's span decides what is covered, not the parser),
+# not glued to other number characters, not an amount or a rate.
+_YEAR_CORE = r"(?:[12]\d\d\d)" + _NOT_AMOUNT
 _YEAR = r"(?<![\w$.,/€£-])" + _YEAR_CORE  # standalone: not glued to a preceding number or sign
 _ORD = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4}
 _PART = {"early": (1, 4), "beginning of": (1, 4), "start of": (1, 4), "mid": (5, 8), "middle of": (5, 8),
@@ -109,6 +116,7 @@ class _Atom:
     months: tuple[int, int] | None = None  # month span for year-less atoms, resolved with a year
     lent: bool = False  # a bare year that gave its year to a year-less atom
     whole: bool = False  # a year named as a whole ("over 2023"): a target, never a context
+    impossible: str | None = None  # a day that does not exist: why ("2021 has no February 29"); no range
 
     def resolve(self, year: int) -> None:
         self.year = year
@@ -172,19 +180,48 @@ def _part(m) -> _Atom:
     return _months_atom(*_PART[word], m["y"])
 
 
-def _iso(m) -> _Atom | None:
-    d = _safe_date(int(m["y"]), int(m["m"]), int(m["d"]))
-    return _Atom(0, 0, d, d, "day", year=d.year) if d else None
+def _no_such_day(y: int | None, m: int, d: int) -> str | None:
+    """Why day ``d`` of month ``m`` (of year ``y``; None: of any year) does not exist, or None."""
+    if not 1 <= m <= 12:
+        return f"there is no month {m}"
+    if y is not None and y < 1:
+        return "there is no year 0"
+    last = calendar.monthrange(y if y is not None else 2000, m)[1]  # 2000: a leap year
+    if 1 <= d <= last:
+        return None
+    month = calendar.month_name[m]
+    if d == 29 and m == 2:
+        return f"{y} has no February 29 (not a leap year)"
+    return f"{month} has {last} days" if y is None or m != 2 else f"February {y} has {last} days"
+
+
+def _impossible(why: str) -> _Atom:
+    return _Atom(0, 0, kind="impossible", impossible=why)
+
+
+def _iso(m) -> _Atom:
+    y, mo, d = int(m["y"]), int(m["m"]), int(m["d"])
+    why = _no_such_day(y, mo, d)
+    return _impossible(why) if why else _Atom(0, 0, date(y, mo, d), date(y, mo, d), "day", year=y)
 
 
 def _days(m) -> _Atom | None:
     y, m1 = int(m["y"]), month_number(m["m1"])
     m2 = month_number(m["m2"]) if m["m2"] else m1
-    d1 = _safe_date(y, m1, int(m["d1"]))
-    d2 = _safe_date(y, m2, int(m["d2"])) if m["d2"] else d1
-    if d1 is None or d2 is None or d2 < d1:
+    why = _no_such_day(y, m1, int(m["d1"])) or (_no_such_day(y, m2, int(m["d2"])) if m["d2"] else None)
+    if why:
+        return _impossible(why)
+    d1 = date(y, m1, int(m["d1"]))
+    d2 = date(y, m2, int(m["d2"])) if m["d2"] else d1
+    if d2 < d1:
         return None
     return _Atom(0, 0, d1, d2, "day", year=y)
+
+
+def _monthday(m) -> _Atom | None:
+    """A month and a day with no year, when the day exists in no year ("April 31", "February 30")."""
+    why = _no_such_day(None, month_number(m["m"]), int(m["d"]))
+    return _impossible(why) if why and int(m["d"]) >= 1 else None
 
 
 def _century(yy: str) -> int:
@@ -192,14 +229,14 @@ def _century(yy: str) -> int:
     return 2000 + int(yy) if int(yy) < 70 else 1900 + int(yy)
 
 
-def _numeric_day(m) -> _Atom | None:
+def _numeric_day(m) -> _Atom:
     """12/14/2022 or 12/14/22 (month first, as US usage writes it); 14/12/2022, whose first number
-    cannot be a month, day first."""
+    cannot be a month, day first. Neither way a day (2/30/2021, 13/13/2022): impossible."""
     a, b = int(m["a"]), int(m["b"])
     y = int(m["y"]) if len(m["y"]) == 4 else _century(m["y"])
     month, day = (a, b) if a <= 12 else (b, a)
-    d = _safe_date(y, month, day)
-    return _Atom(0, 0, d, d, "day", year=d.year) if d else None
+    why = _no_such_day(y, month, day)
+    return _impossible(why) if why else _Atom(0, 0, date(y, month, day), date(y, month, day), "day", year=y)
 
 
 def _season(m) -> _Atom:
@@ -242,6 +279,8 @@ _PATTERNS = [  # (regex, atom maker, flags); order matters: longer forms first
     (_NUMERIC_DAY, _numeric_day, re.I),
     (rf"\b(?P<m1>{_MON})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?(?:\s*(?:-|–|to|and)\s*(?:(?P<m2>{_MON})\s+)?"
      rf"(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?)?,?\s+(?P<y>{_Y})", _days, re.I),
+    (rf"\b(?P<m>{_MON})\s+(?P<d>[23]\d)(?:st|nd|rd|th)?\b(?!\s*(?:percent|per cent|pct|basis|bps?)\b)",
+     _monthday, re.I),
     (rf"(?P<y1>{_Y})\s*(?:-|–|—|/)\s*(?P<y2>(?:19|20)\d\d|\d\d)(?![\w%]|[.,]\d)", _year_range, re.I),
     (rf"(?P<y>{_Y})\s*:?\s*q(?P<q>[1-4])(?P<qw>)\b", _quarter, re.I),
     (rf"\b(?P<q>[1-4])q(?P<qw>)\s*(?P<y>{_Y})", _quarter, re.I),
@@ -281,6 +320,8 @@ def _atoms(text: str, today: date) -> list[_Atom]:
     s.scan(r"\b(?P<w>this|last)\s+year\b", relative)
     atoms = sorted(s.atoms, key=lambda a: a.start)
     for a in atoms:
+        if a.impossible:
+            continue
         if a.kind == "day":
             a.meeting = True
             if _EFFECTIVE.search(text[:a.start]):
@@ -374,7 +415,7 @@ def numeric_date_tokens(text: str, tokenize) -> set[str]:
 # the date expressions a hint's text holds; a move named by its date is the meeting, not a term
 # to match ("the October 2019 cut")
 _DATE_EXPRESSION = re.compile(
-    NUMERIC_DATES.pattern + r"|\b(?:19[5-9]\d|20[0-6]\d)s?\b"
+    NUMERIC_DATES.pattern + r"|\b[12]\d\d\ds?\b"
     r"|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?"
     r"|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?(?:\s+\d{1,2}(?:st|nd|rd|th)?\b)?|\bq[1-4]\b|\b[1-4]q\b"
     r"|(?<=\d\s)(?:(?:rate|policy|quarter-point|half-point)\s+)?(?:cut|hike|increase|reduction|decision)s?\b", re.I)
@@ -394,13 +435,26 @@ def question_dates(question: str) -> str:
 
 def parse_date_hint(question: str, today: date | None = None) -> DateHint | None:
     """The date range ``question`` refers to, or None. ``today`` ends open ranges ("since 2023");
-    pass the corpus end date to bound them by the data instead of the clock."""
+    pass the corpus end date to bound them by the data instead of the clock. An impossible date
+    (``impossible_dates``) gives no range."""
     return _parsed(question, today or date.today())
+
+
+def impossible_dates(question: str) -> list[tuple[str, str]]:
+    """(the expression, why it is no day) for each date ``question`` writes that does not exist:
+    "February 29 2021" ("2021 has no February 29 (not a leap year)"), "2/30/2021", "2021-02-30",
+    "April 31" (a day no year has). Empty for a question whose dates all exist."""
+    return _impossible_in(question)
+
+
+@functools.lru_cache(maxsize=4096)
+def _impossible_in(question: str) -> list[tuple[str, str]]:
+    return [(question[a.start:a.end].strip(), a.impossible) for a in _atoms(question, date.today()) if a.impossible]
 
 
 @functools.lru_cache(maxsize=4096)  # every config of a sweep parses the same questions; DateHint is frozen
 def _parsed(question: str, today: date) -> DateHint | None:
-    atoms = _lend_years(_atoms(question, today))
+    atoms = _lend_years([a for a in _atoms(question, today) if not a.impossible])
     if not atoms:
         return None
     segs = _segments(atoms, question, today)

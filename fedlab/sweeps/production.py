@@ -1,18 +1,28 @@
 """The production config from a sweep's best run (the task behind ``python -m fedlab.export``).
 
-The best run is ``fedlab.sweeps.selection``'s (the rule the sweep report ranks by); its pipeline
-groups are copied, fully resolved, into ``conf/production.yaml`` with its provenance in the
-header, and the agent's answerability model is fitted on the dev split with that pipeline
-(``fedlab.evaluation.answers.calibrate``) and named in it.
+The best run is ``fedlab.sweeps.selection``'s (the rule the sweep report ranks by). What the
+tracking store holds of it is data, never code: ``conf/production.yaml`` is rebuilt from fedlab's
+own config groups — each pipeline group by the choice the run recorded (``conf/<group>/<choice>.yaml``,
+whose ``_target_`` is the only code the config names) with the run's settings of it, plain values
+only — and a run whose config names any other code, choice or setting is refused in one line
+(``rebuild``). The agent's answerability model is fitted on the dev split with that pipeline
+(``fedlab.evaluation.answers.calibrate``) and named in it; the config and its model are written
+beside their targets first and renamed into place together once the fit is done, so an interrupted
+export leaves the previous pair as it was.
 """
 from __future__ import annotations
 
 import datetime as dt
+import os
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
 
 import yaml
 from omegaconf import DictConfig
 
+from fedlab.config import group_configs
 from fedlab.errors import FedlabError
 from fedlab.sweeps.runs import ChildRun, finished_children, latest_finished_sweep
 from fedlab.sweeps.selection import Rule, print_exclusions, select
@@ -35,8 +45,99 @@ SHARED_DEFAULTS = [{"paths": "default"}, {"corpus": "fomc"}, {"dataset": "fomc_q
 HEADLINE = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "doc_recall@5", "latency_p95_ms_total")
 
 
-def render_production(best: ChildRun, run_config: dict, keys: list[str], sweep_id: str,
+def _refused(run_id: str, what: str) -> FedlabError:
+    return FedlabError(f"run {run_id} of the tracking store {what}: export takes only fedlab's own configs and plain "
+                       "settings from a store (see README, Export); re-run the sweep with this checkout's configs")
+
+
+def _check_data(value: Any, where: str, run_id: str) -> None:
+    """A setting is plain data: numbers, booleans, null, text with no interpolation, and lists and
+    mappings of those with no Hydra key (``_target_``, ``_partial_``, …)."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return
+    if isinstance(value, str):
+        if "${" in value:
+            raise _refused(run_id, f"sets {where} to an interpolation ({value[:60]!r})")
+        return
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_data(item, f"{where}.{i}", run_id)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str) or key.startswith("_"):
+                raise _refused(run_id, f"sets {where}.{key}, a key fedlab's configs do not have there")
+            _check_data(item, f"{where}.{key}", run_id)
+        return
+    raise _refused(run_id, f"sets {where} to a {type(value).__name__}, not a plain value")
+
+
+def _choice_for(group: str, node: dict, recorded: str | None, run_id: str) -> str:
+    """The config of conf/<group>/ the run used: the choice it recorded (its ``<group>`` param),
+    else one whose ``_target_`` the run's node has (its other Hydra keys checked against it)."""
+    options = group_configs(group)
+    hydra_keys = lambda d: {k: v for k, v in d.items() if isinstance(k, str) and k.startswith("_")}  # noqa: E731
+    short_target = str(node.get("_target_", "")).rsplit(".", 1)[-1]
+    if recorded is not None and recorded in options:
+        choice = recorded
+    elif recorded is not None and recorded != short_target:  # a run outside Hydra records the class's name
+        raise _refused(run_id, f"records {group}={recorded!r}, which is not one of fedlab's {group} configs "
+                               f"({', '.join(options)})")
+    else:
+        matching = [c for c, d in options.items() if d.get("_target_") == node.get("_target_")]
+        if not matching:
+            raise _refused(run_id, f"sets {group}._target_={node.get('_target_')!r}, which no config in conf/{group}/ "
+                                   "names")
+        same = [c for c in matching if hydra_keys(options[c]) == hydra_keys(node)]
+        named = [c for c in same if options[c].get("name", c) == node.get("name")]
+        choice = (named or same or matching)[0]
+    base = options[choice]
+    for key in sorted(set(hydra_keys(node)) | set(hydra_keys(base))):
+        if node.get(key, base.get(key)) != base.get(key):
+            raise _refused(run_id, f"sets {group}.{key}={node.get(key)!r}, which is not fedlab's "
+                                   f"(conf/{group}/{choice}.yaml: {base.get(key)!r})")
+    return choice
+
+
+def rebuild(run_config: Any, params: dict[str, str], keys: list[str], run_id: str) -> tuple[dict[str, str], dict]:
+    """(choice per config group, settings per key) of the run's ``keys``, taken from its
+    ``config.yaml`` and params as data: each group's choice one of conf/<group>/'s, its ``_target_``
+    and other Hydra keys that file's, its settings keys that file defines with plain values; a
+    key that is no group (``objective``) a plain value. Anything else is a one-line FedlabError
+    naming the key."""
+    if not isinstance(run_config, dict):
+        raise _refused(run_id, "has a config.yaml that is not a mapping of config keys")
+    choices: dict[str, str] = {}
+    settings: dict[str, Any] = {}
+    for key in keys:
+        if key not in run_config:
+            raise FedlabError(f"run {run_id} has no '{key}' in its config: export.pipeline_keys lists it")
+        node = run_config[key]
+        if not group_configs(key):
+            _check_data(node, key, run_id)
+            settings[key] = node
+            continue
+        if not isinstance(node, dict):
+            raise _refused(run_id, f"has {key}: {str(node)[:60]!r}, not a mapping of {key} settings")
+        choice = _choice_for(key, node, params.get(key), run_id)
+        base = group_configs(key)[choice]
+        values = {}
+        for name, value in node.items():
+            if str(name).startswith("_"):
+                continue
+            if name not in base:
+                raise _refused(run_id, f"sets {key}.{name}, which conf/{key}/{choice}.yaml does not define")
+            _check_data(value, f"{key}.{name}", run_id)
+            values[name] = value
+        choices[key], settings[key] = choice, values
+    return choices, settings
+
+
+def render_production(best: ChildRun, choices: dict[str, str], settings: dict, sweep_id: str,
                       calibration: str | None = None, answerability: dict | None = None) -> str:
+    """The production config: fedlab's shared groups and the run's group choices in its defaults
+    list, the run's settings (no ``_target_``: the code is the chosen files'), the answerability
+    model fitted for it, and its provenance."""
     m = best.metrics
     header = [
         "# fedlab production config — written by `python -m fedlab.export`; do not edit by hand,",
@@ -49,11 +150,9 @@ def render_production(best: ChildRun, run_config: dict, keys: list[str], sweep_i
         f"{best.tags.get('dataset_hash', '?')} ({best.tags.get('dataset_path', '?').rsplit('/', 1)[-1]})",
         f"# git commit: {best.tags.get('git_commit', '?')}",
     ]
-    body = {"defaults": SHARED_DEFAULTS, "task_name": "evaluate"}
-    for key in keys:
-        if key not in run_config:
-            raise FedlabError(f"run {best.run_id} has no '{key}' in its config: export.pipeline_keys lists it")
-        body[key] = run_config[key]
+    header = [" ".join(line.splitlines()) for line in header]  # a tag cannot end the comment and start YAML
+    defaults = [*SHARED_DEFAULTS[:2], *({g: c} for g, c in choices.items()), *SHARED_DEFAULTS[2:]]
+    body = {"defaults": defaults, "task_name": "evaluate", **settings}
     if calibration:
         body["agent"] = {"calibration": calibration, **({"answerability": answerability} if answerability else {})}
     body["production"] = {
@@ -69,9 +168,10 @@ def render_production(best: ChildRun, run_config: dict, keys: list[str], sweep_i
 def export_production(cfg: DictConfig) -> Exported:
     from mlflow.artifacts import download_artifacts
 
-    from fedlab.io import write_text
-    from fedlab.tracking import Tracker
+    from fedlab.io import replace_together, write_text
+    from fedlab.tracking import Tracker, mask_hydra_record
 
+    mask_hydra_record()
     tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)
     client = tracker.mlflow.MlflowClient()
     exp = client.get_experiment_by_name(cfg.mlflow.experiment)
@@ -80,7 +180,7 @@ def export_production(cfg: DictConfig) -> Exported:
         sweep_id = latest_finished_sweep(client, exp.experiment_id)
         if sweep_id is None:
             raise FedlabError(f"no finished sweep in experiment {cfg.mlflow.experiment!r} at "
-                              f"{tracker.tracking_uri}: run `make sweep` first, or pass sweep_run_id=ID")
+                              f"{tracker.shown_uri}: run `make sweep` first, or pass sweep_run_id=ID")
     rule = Rule.from_config(cfg.objective)
     candidates = finished_children(client, exp.experiment_id, sweep_id, split=rule.split)
     if not candidates:
@@ -93,22 +193,40 @@ def export_production(cfg: DictConfig) -> Exported:
     print_exclusions(selection, metric)
     best = selection.best
     path = download_artifacts(run_id=best.run_id, artifact_path="config.yaml", tracking_uri=tracker.tracking_uri)
-    with open(path) as fh:
-        run_config = yaml.safe_load(fh)
-    keys = list(cfg.pipeline_keys)
-    write_text(cfg.out, render_production(best, run_config, keys, sweep_id))
-    print(f"wrote {cfg.out}: {best.name} (run {best.run_id}) {metric}={best.metrics[metric]:.3f}")
+    run_config = _read_run_config(path, best.run_id)
+    params = dict(client.get_run(best.run_id).data.params)
+    choices, settings = rebuild(run_config, params, list(cfg.pipeline_keys), best.run_id)
+    out = Path(str(cfg.out))
+    if not cfg.calibration.fit:
+        write_text(out, render_production(best, choices, settings, sweep_id))
+    else:
+        calibration = Path(str(cfg.calibration.out))
+        with staged(out, ".yaml") as staged_config, staged(calibration, ".json") as staged_model:
+            write_text(staged_config, render_production(best, choices, settings, sweep_id))
+            fit_calibration(str(staged_config), str(staged_model), cfg.paths.data_dir,
+                            cfg.calibration.get("method", "logistic"), name=str(out))
+            write_text(staged_config, render_production(best, choices, settings, sweep_id, calibration_ref(calibration),
+                                                        chosen_threshold(str(staged_model))))
+            replace_together([(staged_model, calibration), (staged_config, out)])
+    print(f"wrote {out}: {best.name} (run {best.run_id}) {metric}={best.metrics[metric]:.3f}")
     if cfg.calibration.fit:
-        fit_calibration(cfg.out, cfg.calibration.out, cfg.paths.data_dir, cfg.calibration.get("method", "logistic"))
-        write_text(cfg.out, render_production(best, run_config, keys, sweep_id, calibration_ref(cfg.calibration.out),
-                                              chosen_threshold(cfg.calibration.out)))
         print(f"the agent's answerability model (fitted on the dev split): {cfg.calibration.out}")
     return Exported(str(cfg.out), best.run_id, best.name, sweep_id, metric, float(best.metrics[metric]),
                     str(cfg.calibration.out) if cfg.calibration.fit else None)
 
 
-def fit_calibration(production: str, out: str, data_dir: str, method: str = "logistic") -> None:
-    """Fit the agent's answerability model on the dev split with the exported pipeline."""
+def _read_run_config(path: str, run_id: str) -> Any:
+    """The run's config.yaml as plain data (``yaml.safe_load``: no YAML tags, no objects)."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return yaml.safe_load(fh)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise _refused(run_id, f"has a config.yaml that cannot be read as YAML ({type(exc).__name__})") from None
+
+
+def fit_calibration(production: str, out: str, data_dir: str, method: str = "logistic", name: str | None = None) -> None:
+    """Fit the agent's answerability model on the dev split with the exported pipeline
+    (``production``, a config file; ``name``: the file it is going to be, as the model records it)."""
     from rich.console import Console
 
     from fedlab.evaluation.answers.calibrate import calibrate, compose_for_agent, print_result
@@ -117,11 +235,27 @@ def fit_calibration(production: str, out: str, data_dir: str, method: str = "log
     console = Console(stderr=True)
     try:
         cfg = compose_for_agent(str(production), sets, "dev")
-        result = calibrate(cfg, out=out, config_name=str(production), overrides=sets, console=console, method=method)
+        result = calibrate(cfg, out=out, config_name=name or str(production), overrides=sets, console=console,
+                           method=method)
     except FedlabError as exc:
-        raise FedlabError(f"fitting the answerability model for {production} failed ({exc}); "
+        raise FedlabError(f"fitting the answerability model for {name or production} failed ({exc}); "
                           "pass calibration.fit=false to export without one") from None
     print_result(result, console)
+
+
+@contextmanager
+def staged(target: Path, suffix: str) -> Iterator[Path]:
+    """A new file's path beside ``target`` (same directory, so renaming it into place is atomic),
+    removed on the way out unless it was renamed."""
+    import tempfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=f".new{suffix}", dir=target.parent)
+    os.close(fd)
+    try:
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
 
 
 def chosen_threshold(out: str) -> dict:
@@ -138,9 +272,7 @@ def chosen_threshold(out: str) -> dict:
                if withheld is not None else {})}
 
 
-def calibration_ref(out: str) -> str:
-    from pathlib import Path
-
+def calibration_ref(out: str | Path) -> str:
     from fedlab.evaluation.answers.calibrate import config_path
 
     return config_path(Path(out))

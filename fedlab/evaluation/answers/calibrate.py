@@ -22,6 +22,7 @@ from typing import Sequence
 from rich.console import Console
 
 from fedlab.agent.answerability import AnswerabilityModel
+from fedlab.agent.types import FACT_ABSTENTIONS
 from fedlab.errors import FedlabError
 
 
@@ -262,7 +263,7 @@ def collect_rows(cfg, console: Console) -> Collected:
     answers = run_agent(agent, questions, progress=True, console=console)
     rows, row_question = [], []
     for i, (q, a) in enumerate(zip(questions, answers)):
-        if a.abstain_reason == "coverage":
+        if a.abstain_reason in FACT_ABSTENTIONS:  # facts about the question, not judgements to fit
             continue
         judged = judge_answer(q, a, (), {})
         outcome = "correct" if judged.answer_correct else "wrong" if q.answerable else "unanswerable"

@@ -1,0 +1,259 @@
+"""A tracking store shared with others: what export takes from it is data, never code; secrets in
+its URI stay out of logs, params and artifacts; a sweep or run of another live process is left
+alone; an interrupted export keeps the previous config and model together; a damaged store is
+one line.
+
+Runs against real sqlite MLflow stores (and a real `mlflow server` on loopback); commands run as a
+user runs them, in subprocesses.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from clirun import run_python
+from omegaconf import OmegaConf
+
+ROOT = Path(__file__).resolve().parent.parent
+PIPELINE_KEYS = ["chunker", "embedder", "index", "bm25", "retriever", "reranker", "objective"]
+
+
+def one_error_line(proc: subprocess.CompletedProcess, *needles: str) -> str:
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-3000:])
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, proc.stderr[-3000:]
+    for needle in needles:
+        assert needle in errors[0], errors[0]
+    return errors[0]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> dict:
+    """One sqlite store for the module (creating one costs seconds); each test its own experiment."""
+    from mlflow.tracking import MlflowClient
+
+    base = tmp_path_factory.mktemp("store")
+    uri = f"sqlite:///{base / 'mlflow.db'}"
+    MlflowClient(uri).search_experiments()  # created (and migrated) once
+    return {"uri": uri, "base": base}
+
+
+def run_config(*overrides: str) -> dict:
+    """The config.yaml an evaluation run of ``overrides`` logs (resolved, as evaluate writes it)."""
+    from fedlab.config import compose
+
+    return OmegaConf.to_container(compose("evaluate", list(overrides)), resolve=True)
+
+
+def logged_sweep(store: dict, experiment: str, config: dict, params: dict[str, str]) -> tuple[str, str]:
+    """A finished sweep with one finished child run on dev, as a writer of the store logs it
+    (any writer: the config.yaml artifact and the params are whatever it chose). (parent, child)."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(store["uri"])
+    exp = client.create_experiment(experiment, artifact_location=(store["base"] / "artifacts" / experiment).as_uri())
+    parent = client.create_run(exp, run_name="sweep:planted", tags={"fedlab.sweep": "parent"}).info.run_id
+    child = client.create_run(exp, run_name="best", tags={"mlflow.parentRunId": parent, "dataset_split": "dev",
+                                                          "corpus_hash": "c0ffee", "dataset_hash": "d00d"})
+    cid = child.info.run_id
+    for name, value in {"recall_at_5": 0.9, "mrr_at_10": 0.8, "ndcg_at_10": 0.7, "latency_p95_ms_total": 10.0}.items():
+        client.log_metric(cid, name, value)
+    for key, value in params.items():
+        client.log_param(cid, key, value)
+    client.log_text(cid, yaml.safe_dump(config), "config.yaml")
+    client.set_terminated(cid, "FINISHED")
+    client.set_terminated(parent, "FINISHED")
+    return parent, cid
+
+
+def export(store: dict, experiment: str, parent: str, out: Path, *extra: str, env: dict | None = None):
+    return run_python(["-m", "fedlab.export", f"sweep_run_id={parent}", f"out={out}", "calibration.fit=false",
+                       f"mlflow.tracking_uri={store['uri']}", f"mlflow.experiment={experiment}", *extra], env=env,
+                      timeout=300)
+
+
+# -- 1. export takes data from the store, never code --------------------------------------------
+
+PLANTED = {"reranker": {"_target_": "fedlab.io.write_text", "path": "MARKER", "text": "written by the store"}}
+
+
+@pytest.mark.parametrize("params", [{}, {"reranker": "none"}], ids=["no-choice", "choice-none"])
+def test_export_refuses_code_planted_in_the_best_runs_config(store, tmp_path, params):
+    marker = tmp_path / "planted"
+    config = {**run_config("retriever=bm25"), "reranker": {**PLANTED["reranker"], "path": str(marker)}}
+    experiment = f"planted-{len(params)}"
+    parent, child = logged_sweep(store, experiment, config, params)
+    out = tmp_path / "production.yaml"
+    out.write_text("previous\n")
+    proc = export(store, experiment, parent, out)
+    line = one_error_line(proc, f"run {child}", "reranker._target_", "fedlab.io.write_text")
+    assert "fedlab's own" in line
+    assert not marker.exists()  # nothing was called
+    assert out.read_text() == "previous\n"  # nothing was written
+
+
+def test_export_refuses_a_choice_that_is_not_fedlabs(store, tmp_path):
+    parent, child = logged_sweep(store, "bad-choice", run_config("retriever=bm25"), {"reranker": "evil"})
+    proc = export(store, "bad-choice", parent, tmp_path / "production.yaml")
+    one_error_line(proc, "reranker='evil'", "cross_encoder, late_interaction, none")
+    assert not (tmp_path / "production.yaml").exists()
+
+
+@pytest.mark.parametrize("where,value,needle", [
+    ("retriever.adaptive_top_k", {"_target_": "os.system", "_args_": ["id"]}, "retriever.adaptive_top_k._target_"),
+    ("retriever.corpus_end", "${oc.env:HOME}", "retriever.corpus_end to an interpolation"),
+    ("chunker.hook", "x", "chunker.hook, which conf/chunker/recursive.yaml does not define"),
+    ("retriever._partial_", False, "retriever._partial_"),
+])
+def test_export_refuses_anything_but_plain_settings(where, value, needle):
+    from fedlab.errors import FedlabError
+    from fedlab.sweeps.production import rebuild
+
+    config = run_config("retriever=bm25")
+    group, key = where.split(".")
+    config[group][key] = value
+    with pytest.raises(FedlabError, match="fedlab's own configs") as err:
+        rebuild(config, {}, PIPELINE_KEYS, "r1")
+    assert needle in str(err.value) and "\n" not in str(err.value)
+
+
+def test_export_rebuilds_the_pipeline_from_fedlabs_groups(store, tmp_path):
+    from fedlab.config import compose
+
+    config = run_config("retriever=hybrid", "chunker.size=256", "chunker.overlap=0", "retriever.statement_quota=10",
+                        "retriever.length_norm=log", "index=faiss_hnsw")
+    params = {"retriever": "hybrid", "chunker": "recursive", "embedder": "minilm", "index": "faiss_hnsw"}
+    parent, child = logged_sweep(store, "rebuilt", config, params)
+    out = tmp_path / "production.yaml"
+    proc = export(store, "rebuilt", parent, out)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert "_target_" not in text  # the code is named by the choices, from conf/
+    body = yaml.safe_load(text)
+    assert {"retriever": "hybrid"} in body["defaults"] and {"index": "faiss_hnsw"} in body["defaults"]
+    assert body["production"]["source_run_id"] == child
+    composed = OmegaConf.to_container(compose(str(out)), resolve=True)
+    for key in PIPELINE_KEYS:  # it runs exactly the pipeline the run measured
+        assert composed[key] == config[key], key
+
+
+def test_a_config_file_from_outside_conf_may_call_only_fedlabs_code(tmp_path):
+    """`--config FILE` (ask, gate, mcp, calibrate) and a Hydra app's `--config-dir`: a `_target_`
+    that none of fedlab's group files names is refused in one line, before anything is called."""
+    marker = tmp_path / "planted"
+    production = yaml.safe_load((ROOT / "conf" / "production.yaml").read_text())
+    production["reranker"] = {**PLANTED["reranker"], "path": str(marker)}
+    planted = tmp_path / "planted.yaml"
+    planted.write_text(yaml.safe_dump(production))
+    for args in (["-m", "fedlab.ask", "--config", str(planted), "What did the FOMC decide in March 2020?"],
+                 ["-m", "fedlab.gate", "--config", str(planted)]):
+        proc = run_python(args, timeout=300)
+        if args[1] == "fedlab.gate":  # the gate's own exit code for "could not run"
+            assert proc.returncode == 2 and "reranker._target_" in proc.stderr and "Traceback" not in proc.stderr
+        else:
+            one_error_line(proc, str(planted), "reranker._target_='fedlab.io.write_text'", "conf/reranker/")
+    (tmp_path / "confdir").mkdir()
+    (tmp_path / "confdir" / "planted.yaml").write_text(yaml.safe_dump(production))
+    proc = run_python(["-m", "fedlab.evaluate", "--config-dir", str(tmp_path / "confdir"), "--config-name", "planted",
+                       f"paths.log_dir={tmp_path / 'logs'}", f"mlflow.tracking_uri=sqlite:///{tmp_path / 'm.db'}"],
+                      timeout=300)
+    one_error_line(proc, "reranker._target_", "not one of fedlab's own")
+    assert not marker.exists()
+
+
+# -- 5. the config and its answerability model are replaced together ------------------------------
+
+def test_an_interrupted_export_keeps_the_previous_config_and_model(store, tmp_path, corpus_dir):
+    """Ctrl-C while the model is being fitted: neither file is replaced, no staged file is left."""
+    import signal
+    import time
+
+    from clirun import cli_env
+
+    config = run_config("retriever=bm25")
+    parent, _ = logged_sweep(store, "interrupted-export", config, {"retriever": "bm25"})
+    out, model = tmp_path / "production.yaml", tmp_path / "calibration.json"
+    out.write_text("previous config\n")
+    model.write_text("previous model\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fedlab.export", f"sweep_run_id={parent}", f"out={out}", f"calibration.out={model}",
+         f"mlflow.tracking_uri={store['uri']}", "mlflow.experiment=interrupted-export",
+         f"paths.data_dir={corpus_dir.parent.parent}"],
+        cwd=ROOT, env=cli_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and not list(tmp_path.glob(".production.yaml.*")):
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        time.sleep(0.1)
+    time.sleep(1.0)  # the fit is under way: it builds the pipeline and answers the dev split
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr[-3000:]
+    assert out.read_text() == "previous config\n" and model.read_text() == "previous model\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["calibration.json", "production.yaml"]
+
+
+# -- 2. credentials in the tracking URI ------------------------------------------------------------
+
+SECRET = "S3cret-Pa55w0rd"
+
+
+def _files_holding(root: Path, text: str) -> list[str]:
+    return [str(p) for p in root.rglob("*") if p.is_file() and text.encode() in p.read_bytes()]
+
+
+def test_credentials_in_the_tracking_uri_never_reach_logs_params_artifacts_or_errors(tmp_path, corpus_dir):
+    """A real `mlflow server` on loopback addressed as http://alice:PASSWORD@host (the server takes
+    the Basic credentials and ignores them): the run is logged, and the password is in no output,
+    log file, param, tag or artifact — also when the URI is given on the command line."""
+    from mlflow.tracking import MlflowClient
+    from servers import mlflow_server
+
+    data = corpus_dir.parent.parent
+    with mlflow_server(tmp_path / "server") as uri:
+        secret_uri = uri.replace("http://", f"http://alice:{SECRET}@")
+        masked = uri.replace("http://", "http://alice:***@")
+        common = ["-m", "fedlab.evaluate", "retriever=bm25", f"paths.data_dir={data}", "eval.progress=false",
+                  f"paths.log_dir={tmp_path / 'logs'}"]
+        by_env = run_python([*common, "mlflow.run_name=by-env"], env={"MLFLOW_TRACKING_URI": secret_uri})
+        by_arg = run_python([*common, "mlflow.run_name=by-arg", f"mlflow.tracking_uri={secret_uri}"])
+        for proc in (by_env, by_arg):
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            assert SECRET not in proc.stdout + proc.stderr
+        client = MlflowClient(uri)
+        runs = client.search_runs([client.get_experiment_by_name("fedlab").experiment_id])
+        assert sorted(r.info.run_name for r in runs) == ["by-arg", "by-env"]
+        for run in runs:
+            assert not [v for v in (*run.data.params.values(), *run.data.tags.values()) if SECRET in v]
+            config = yaml.safe_load(Path(client.download_artifacts(run.info.run_id, "config.yaml", str(tmp_path)))
+                                    .read_text())
+            assert config["mlflow"]["tracking_uri"] == masked
+        logs = tmp_path / "logs"
+        assert list(logs.rglob("evaluate.log")) and list(logs.rglob("overrides.yaml"))
+        assert "HTTP Request" in "".join(p.read_text() for p in logs.rglob("evaluate.log"))  # httpx's lines are kept
+        assert _files_holding(logs, SECRET) == [] and _files_holding(tmp_path / "server", SECRET) == []
+    down = run_python([*common, "mlflow.run_name=down"], env={"MLFLOW_TRACKING_URI": f"http://alice:{SECRET}@127.0.0.1:9"},
+                      timeout=120)
+    one_error_line(down, "http://alice:***@127.0.0.1:9", "cannot be reached")
+    assert SECRET not in down.stdout + down.stderr
+
+
+def test_uri_credentials_are_masked_in_params_and_log_records(caplog):
+    import logging
+
+    from fedlab.env import mask_credentials
+    from fedlab.tracking import flatten
+
+    assert mask_credentials("http://alice:p@ss:w0rd@host:5000/x") == "http://alice:***@host:5000/x"
+    assert mask_credentials("at https://TOKEN123@host/ and sqlite:///a/b.db") == "at https://***@host/ and sqlite:///a/b.db"
+    assert mask_credentials("mail alice@example.com, lm.max_tokens") == "mail alice@example.com, lm.max_tokens"
+    assert flatten({"mlflow": {"tracking_uri": f"http://alice:{SECRET}@h:5000"}}) == {
+        "mlflow.tracking_uri": "http://alice:***@h:5000"}
+    with caplog.at_level(logging.INFO, logger="httpx"):
+        logging.getLogger("httpx").info('HTTP Request: %s %s "%s"', "GET", f"http://alice:{SECRET}@h/health", "200 OK")
+    assert SECRET not in caplog.text and "http://alice:***@h/health" in caplog.text
