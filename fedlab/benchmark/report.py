@@ -8,6 +8,7 @@ from fedlab import io
 from fedlab.benchmark.ann import AnnRow
 from fedlab.benchmark.cold_start import ColdStart
 from fedlab.benchmark.embedders import CacheTiming, ThroughputRow
+from fedlab.benchmark.report_cost import ReportCost
 from fedlab.benchmark.sweep_cost import SweepCost
 
 # Parameters shown in the tables (the JSON rows carry all of them).
@@ -40,6 +41,7 @@ class BenchResult:
     k: int = 5
     cold_start: ColdStart | None = None
     sweep_cost: SweepCost | None = None
+    report_cost: ReportCost | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -53,7 +55,8 @@ class BenchResult:
         return {"context": self.context, "throughput": [t.to_json() for t in self.throughput],
                 "cache": self.cache.to_json() if self.cache else None,
                 "cold_start": self.cold_start.to_json() if self.cold_start else None,
-                "sweep_cost": self.sweep_cost.to_json() if self.sweep_cost else None}
+                "sweep_cost": self.sweep_cost.to_json() if self.sweep_cost else None,
+                "report_cost": self.report_cost.to_json() if self.report_cost else None}
 
 
 def shown_params(row: AnnRow) -> str:
@@ -197,6 +200,7 @@ def markdown(result: BenchResult) -> str:
         ]
     out += cold_start_section(result.cold_start)
     out += sweep_cost_section(result.sweep_cost)
+    out += report_cost_section(result.report_cost)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -222,6 +226,17 @@ def cold_start_section(c: ColdStart | None) -> list[str]:
         _md_table(["case", "command", "median s", "× floor"], body),
         "",
     ]
+
+
+def report_cost_section(c: ReportCost | None) -> list[str]:
+    if c is None:
+        return []
+    baseline = (f" One `python -m fedlab.evaluate` process per set took {c.separate_wall_s:.1f} s: the report "
+                f"takes {c.ratio:.2f}× that." if c.ratio is not None else "")
+    return ["", "## Report cost", "",
+            f"`{c.command}` — {len(c.sets)} set(s), {c.n_questions} questions, warm: {c.report_wall_s:.1f} s "
+            f"({c.per_question_s:.3f} s a question).{baseline} Choose the sets with "
+            "`make bench BENCH_ARGS='report_cost.sets=null'` (every dev and heldout set)."]
 
 
 def sweep_cost_section(c: SweepCost | None) -> list[str]:
