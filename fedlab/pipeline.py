@@ -49,9 +49,22 @@ class Pipeline:
     # BM25 alone has no dense side, and without it an off-topic question whose words the corpus
     # holds (a country's capital) matched passages on capital flows and was answered
     question_embedder: Any | None = None
+    # the chunks' passage vectors as the index holds them (None without a dense side): what a
+    # measure that embeds a cited chunk's text reuses instead of running the model again
+    chunk_vectors: Any | None = field(default=None, repr=False)
     _by_doc: dict[str, list[Chunk]] | None = field(default=None, repr=False)
     _statements: list | None = field(default=None, repr=False)
     _statement_reader: object | None = field(default=None, repr=False)
+
+    def passage_vectors(self) -> dict[str, Any]:
+        """{chunk text: its vector in the index} for the chunks embedded as they read (no
+        context prepended); {} without a dense side. Remembered on the pipeline."""
+        if self.chunk_vectors is None:
+            return {}
+        if not hasattr(self, "_passage_vectors"):
+            self._passage_vectors = {c.text: self.chunk_vectors[i] for i, c in enumerate(self.chunks)
+                                     if c.embed_text == c.text}
+        return self._passage_vectors
 
     def warm_up(self) -> None:
         """Load the query-side model now, so that no query pays for loading it (the MCP server
@@ -363,6 +376,16 @@ class QueryCachingEmbedder:
         on it once, as a served query costs one run."""
         return self._cache.query_vector(self._fingerprint, text, self._query.embed_query)[0]
 
+    def passage_vectors(self) -> dict[str, Any]:
+        """{chunk text: its vector in the index} for the chunks embedded as they read (no
+        context prepended); {} without a dense side. Remembered on the pipeline."""
+        if self.chunk_vectors is None:
+            return {}
+        if not hasattr(self, "_passage_vectors"):
+            self._passage_vectors = {c.text: self.chunk_vectors[i] for i, c in enumerate(self.chunks)
+                                     if c.embed_text == c.text}
+        return self._passage_vectors
+
     def warm_up(self) -> None:
         """Load the model and run it once, so that no timed query pays for loading it."""
         self._query.ensure_loaded()
@@ -405,7 +428,7 @@ def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress
     # Chunk sizes are measured with the embedder's tokenizer even for BM25, so that a BM25 run
     # and a dense run with the same chunker config search the very same chunks.
     chunks = chunk_corpus(corpus, chunker, embedder, cache, info)
-    index = bm25 = None
+    index = bm25 = vectors = None
     if kind in DENSE_KINDS:
         vectors = embed_chunks(chunks, embedder, cache, info, progress)
         index = build_vector_index(instantiate(cfg.index), vectors, chunks, cache, info)
@@ -422,7 +445,8 @@ def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress
     dense_embedder = query_embedder if kind in DENSE_KINDS else None
     retriever = make_retriever(chunks=chunks, embedder=dense_embedder, index=index, bm25=bm25, reranker=reranker,
                                timeline=timeline)
-    return Pipeline(corpus, chunks, retriever, dense_embedder, info, question_embedder=query_embedder)
+    return Pipeline(corpus, chunks, retriever, dense_embedder, info, question_embedder=query_embedder,
+                    chunk_vectors=vectors)
 
 
 def resolved(cfg: DictConfig) -> dict:

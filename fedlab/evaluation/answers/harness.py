@@ -51,7 +51,9 @@ def evaluate_answers(questions: Sequence[Question], answers: Sequence[AgentAnswe
     evidence = resolve_evidence(questions, pipeline.corpus.by_id)
     chunks_by_id = {c.chunk_id: c for c in pipeline.chunks}
     results = [judge_answer(q, a, evidence.get(q.id, ()), chunks_by_id) for q, a in zip(questions, answers)]
-    supports = score_answers(answers, getattr(pipeline, "embedder", None))
+    passage_vectors = getattr(pipeline, "passage_vectors", None)
+    supports = score_answers(answers, getattr(pipeline, "embedder", None),
+                             known=passage_vectors() if passage_vectors else None)
     for r, s in zip(results, supports):
         r.support = s.score
     judged = None
