@@ -26,6 +26,14 @@ def cell(est: dict | None, interval: bool = True) -> str:
     return f"{fmt(est['value'])} [{short(est['lo'])}, {short(est['hi'])}]"
 
 
+def compact(est: dict | None) -> str:
+    """``0.88 [0.81,0.94]``: a terminal cell (milliseconds without decimals)."""
+    if not est or est.get("value") is None:
+        return "—"
+    f = (lambda x: f"{x:.0f}") if abs(est["value"]) >= 10 else (lambda x: f"{x:.2f}")
+    return f(est["value"]) if est.get("lo") is None else f"{f(est['value'])} [{f(est['lo'])},{f(est['hi'])}]"
+
+
 def _rows(data: dict) -> list[tuple[str, str, dict]]:
     """(label, role, block) for every set, then every role's pool."""
     rows = [(s["name"], s["role"], s) for s in data["sets"]]
@@ -88,9 +96,9 @@ def print_table(data: dict, console) -> None:
         table.add_column(col, justify="left" if col in ("set", "role") else "right", no_wrap=True)
     for label, role, block in _rows(data):
         o = block["overall"]
-        table.add_row(label.replace("**", ""), role, str(o.get("n", 0)), *(cell(o.get(m)) for m in CONSOLE))
+        table.add_row(label.replace("**", ""), role, str(o.get("n", 0)), *(compact(o.get(m)) for m in CONSOLE))
     if data.get("gap"):
-        table.add_row("gap dev−heldout", "", "", *(cell(data["gap"].get(m)) for m in CONSOLE))
+        table.add_row("gap dev−heldout", "", "", *(compact(data["gap"].get(m)) for m in CONSOLE))
     console.print(table)
     reads = data.get("test_reads") or {}
     if reads.get("count") is not None:
