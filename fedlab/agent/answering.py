@@ -76,6 +76,7 @@ class Answering:
             "abstain_reason": a.abstain_reason,
             "coverage_note": a.coverage_note,
             "unknown_words": a.unknown_words,
+            "skill": a.skill,
             "citations": [{"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title,
                            "meeting_date": c.meeting_date, "section": c.section} for c in a.citations],
             "latency_ms": round(total_ms, 1),

@@ -102,7 +102,7 @@ def _row(q: Question, a: AgentAnswer, r: QuestionRecord, support, evidence, chun
                                "closeness": s.closeness} for s in support.sentences],
         "faithfulness": r.faithfulness,
         "latency_ms": {k: round(v, 3) for k, v in a.latency_ms.items()}, "lm_usage": a.lm_usage,
-        "dropped_citations": a.dropped_citations,
+        "dropped_citations": a.dropped_citations, "skill": a.skill, "skills": list(a.skills),
     }
 
 
