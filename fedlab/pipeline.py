@@ -376,16 +376,6 @@ class QueryCachingEmbedder:
         on it once, as a served query costs one run."""
         return self._cache.query_vector(self._fingerprint, text, self._query.embed_query)[0]
 
-    def passage_vectors(self) -> dict[str, Any]:
-        """{chunk text: its vector in the index} for the chunks embedded as they read (no
-        context prepended); {} without a dense side. Remembered on the pipeline."""
-        if self.chunk_vectors is None:
-            return {}
-        if not hasattr(self, "_passage_vectors"):
-            self._passage_vectors = {c.text: self.chunk_vectors[i] for i, c in enumerate(self.chunks)
-                                     if c.embed_text == c.text}
-        return self._passage_vectors
-
     def warm_up(self) -> None:
         """Load the model and run it once, so that no timed query pays for loading it."""
         self._query.ensure_loaded()

@@ -42,6 +42,20 @@ def run_agent(answer: Callable[[str], AgentAnswer], questions: Sequence[Question
     return out
 
 
+def known_vectors(pipeline) -> dict | None:
+    """The vectors ``support`` may reuse for ``pipeline``'s embedder, remembered for the process
+    (fedlab.memo): its chunks' vectors in the index, then every sentence embedded since — the
+    sets of a report, the configs of a sweep and reworded questions repeat answers."""
+    from fedlab import memo
+
+    embedder = getattr(pipeline, "embedder", None)
+    if embedder is None or not hasattr(embedder, "fingerprint"):
+        return None
+    passages = getattr(pipeline, "passage_vectors", None)
+    return memo.remember("support_vectors", (pipeline.corpus.content_hash, embedder.fingerprint()),
+                         lambda: dict(passages()) if passages else {})
+
+
 def evaluate_answers(questions: Sequence[Question], answers: Sequence[AgentAnswer], pipeline,
                      judge: Any = None, judge_concurrency: int = 4) -> AgentOutcome:
     """Every measure of ``fedlab.evaluation.answers.measures`` plus support and, with a judge, faithfulness.
@@ -51,9 +65,7 @@ def evaluate_answers(questions: Sequence[Question], answers: Sequence[AgentAnswe
     evidence = resolve_evidence(questions, pipeline.corpus.by_id)
     chunks_by_id = {c.chunk_id: c for c in pipeline.chunks}
     results = [judge_answer(q, a, evidence.get(q.id, ()), chunks_by_id) for q, a in zip(questions, answers)]
-    passage_vectors = getattr(pipeline, "passage_vectors", None)
-    supports = score_answers(answers, getattr(pipeline, "embedder", None),
-                             known=passage_vectors() if passage_vectors else None)
+    supports = score_answers(answers, getattr(pipeline, "embedder", None), known=known_vectors(pipeline))
     for r, s in zip(results, supports):
         r.support = s.score
     judged = None

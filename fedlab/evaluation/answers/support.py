@@ -124,8 +124,9 @@ def lexical_overlap(sentence: str, passages: Sequence[str]) -> float:
 def score_answers(answers: Sequence[AgentAnswer], embedder=None, known: dict | None = None) -> list[AnswerSupport]:
     """Support of each answer (rule in the module docstring); one embedding batch for all.
     ``known``: texts whose vectors the embedder already gave (a cited chunk's vector in the
-    index, ``Pipeline.passage_vectors``), used instead of embedding them again."""
-    known = known or {}
+    index, ``Pipeline.passage_vectors``, and earlier answers' sentences), used instead of
+    embedding them again; the texts embedded now are added to it."""
+    known = {} if known is None else known
     plans = []
     texts: dict[str, int] = {}
     for ans in answers:
@@ -143,9 +144,11 @@ def score_answers(answers: Sequence[AgentAnswer], embedder=None, known: dict | N
         plans.append(plan)
     vectors = None
     if embedder is not None:
-        fresh = np.asarray(embedder.embed_documents(list(texts), progress=False), dtype=float) if texts else None
         reused = [t for t in dict.fromkeys(t for plan in plans for text, _, passages, _ in plan if passages
                                              for t in (strip_markers(text), *passages)) if t in known]
+        fresh = np.asarray(embedder.embed_documents(list(texts), progress=False), dtype=float) if texts else None
+        if fresh is not None:
+            known.update(zip(texts, fresh))
         for t in reused:
             texts[t] = len(texts)
         parts = [p for p in (fresh, np.asarray([known[t] for t in reused], dtype=float) if reused else None)
