@@ -219,3 +219,26 @@ def test_a_bad_set_name_is_one_line(tmp_path):
     proc = run_python(["-m", "fedlab.report", "--only", "no_such_set", "--out", str(tmp_path)])
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "no registered question set 'no_such_set'" in proc.stderr
+
+
+def test_release_writes_the_refit_thresholds_into_the_config(tmp_path):
+    """`python -m fedlab.calibrate --update-config FILE` (make release) sets agent.answerability to
+    the thresholds the model chose and keeps the file's comments and other keys."""
+    import shutil
+
+    import yaml
+
+    from fedlab.agent.answerability import load_model
+    from fedlab.calibrate import update_thresholds
+
+    config = tmp_path / "production.yaml"
+    text = (ROOT / "conf/production.yaml").read_text()
+    config.write_text(text.replace("threshold: 0.94995", "threshold: 0.5"))
+    model = tmp_path / "model.json"
+    shutil.copyfile(ROOT / "conf/calibration/production.json", model)
+    update_thresholds(str(config), str(model))
+    after = config.read_text()
+    assert after.startswith("# fedlab production config")
+    data = yaml.safe_load(after)
+    assert data["agent"]["answerability"]["threshold"] == pytest.approx(load_model(model).threshold, abs=1e-6)
+    assert data["retriever"] == yaml.safe_load(text)["retriever"]
