@@ -33,6 +33,7 @@ class BuildInfo:
     """What building the pipeline cost, and which artifacts came from the cache."""
 
     seconds: dict[str, float] = field(default_factory=dict)  # stage -> seconds (0 on a hit)
+    waited: dict[str, float] = field(default_factory=dict)  # stage -> seconds waiting for another process's build
     cache: dict[str, str] = field(default_factory=dict)  # stage -> "hit" | "miss"
     keys: dict[str, str] = field(default_factory=dict)  # stage -> cache key
     chunking: dict[str, float] = field(default_factory=dict)  # chunking stats as metrics
@@ -156,7 +157,8 @@ class Pipeline:
 def _timed(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: str, build,
            what: str | None = None) -> Path:
     """``cache.get_or_build``, timed. A miss says what it builds before it starts and how long it
-    took after (INFO, on stderr even where logging is not configured); a hit is DEBUG only."""
+    took after (INFO, on stderr even where logging is not configured); a hit is DEBUG only. Time
+    spent waiting for another process's build of it is ``info.waited``, not its build time."""
     from fedlab.progress import format_duration, heartbeat, note
 
     what = what or stage
@@ -166,11 +168,14 @@ def _timed(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: st
         with heartbeat(f"building {what}"):  # a line at least every 30 s, even without progress of its own
             build(tmp)
 
-    before = cache.stats[f"{kind}.miss"]
+    before, waited_before = cache.stats[f"{kind}.miss"], cache.waited[kind]
     t0 = time.perf_counter()
-    path = cache.get_or_build(kind, key, announced)
+    path = cache.get_or_build(kind, key, announced, what)
     missed = cache.stats[f"{kind}.miss"] > before
-    info.seconds[stage] = time.perf_counter() - t0
+    waited = cache.waited[kind] - waited_before  # another process's build: not this run's
+    info.seconds[stage] = time.perf_counter() - t0 - waited
+    if waited:
+        info.waited[stage] = waited
     info.cache[stage] = "miss" if missed else "hit"
     info.keys[stage] = key
     if missed:

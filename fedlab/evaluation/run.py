@@ -95,6 +95,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
     check_settings(cfg)
     questions = load_split(cfg.dataset.path, cfg.dataset.split)
     tracker = Tracker.shared(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # fails fast, in one line
+    tracker.close_abandoned()  # runs left RUNNING by a process that is gone (kill -9) are marked KILLED
     name = cfg.mlflow.run_name or run_name(cfg, list(varying))
     out_dir = local_run_dir(cfg)
     resolved = OmegaConf.to_container(cfg, resolve=True)
@@ -147,6 +148,7 @@ def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
                                 query_timing=cfg.eval.get("query_timing", "per_run"))
     metrics = dict(outcome.metrics)
     metrics.update({f"build_s.{stage}": s for stage, s in pipeline.info.seconds.items()})
+    metrics.update({f"wait_s.{stage}": s for stage, s in pipeline.info.waited.items()})  # others' builds
     metrics["build_s.total"] = build_s
     metrics.update(pipeline.info.chunking)
     agent = None
