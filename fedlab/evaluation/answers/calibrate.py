@@ -159,6 +159,7 @@ def withheld_target(cfg) -> float | None:
 def calibration_set(cfg) -> list:
     """The questions of ``dataset.calibration_path`` in ``cfg``'s split ([] when it is null)."""
     from fedlab.dataset.schema import load_dataset
+    from fedlab.evaluation.retrieval.harness import check_unique_ids
 
     path = cfg.dataset.get("calibration_path")
     if not path:
@@ -167,7 +168,7 @@ def calibration_set(cfg) -> list:
         raise FedlabError(f"dataset.calibration_path={path} does not exist: point it at a JSONL file in the fomc_qa "
                           "schema, or pass dataset.calibration_path=null to fit on the split alone")
     split = cfg.dataset.split
-    return [q for q in load_dataset(path) if split == "all" or q.split == split]
+    return [q for q in check_unique_ids(load_dataset(path), path) if split == "all" or q.split == split]
 
 
 REWORDING_STYLES = ("terse", "chatty")
