@@ -27,7 +27,7 @@ RESULT_GROUPS = ("corpus", "chunker", "embedder", "index", "bm25", "retriever", 
 # Settings inside those groups that change how fast a run goes, never what it measures.
 EXECUTION_KEYS = frozenset({"progress", "device", "batch_size", "threads", "dir", "raw_cache_dir", "mirror",
                             "fetch", "base_url", "allow_shrink", "volatile_ttl_h", "metrics_out", "transport",
-                            "concurrency", "timeout_s", "path"})
+                            "concurrency", "timeout_s", "path", "max_doc_chars"})
 
 
 def mlflow_name(name: str) -> str:
