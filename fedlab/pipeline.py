@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from fedlab import io, memo
 from fedlab.cache import MANIFEST, ArtifactCache, content_key, texts_key
 from fedlab.chunking.chunk import Chunk
 from fedlab.chunking.factory import instantiate_chunker
+from fedlab.config import instantiate_group
 from fedlab.corpus.snapshot import Corpus, load_corpus
 
 log = logging.getLogger(__name__)
@@ -390,7 +390,7 @@ def shared_embedder(node: DictConfig):
     """The embedder a config names, one object per distinct embedder config in the process, so
     the configs of a sweep load its model once (fedlab.memo)."""
     key = content_key("embedder", OmegaConf.to_container(node, resolve=True))
-    return memo.remember("embedder", key, lambda: instantiate(node))
+    return memo.remember("embedder", key, lambda: instantiate_group(node, "embedder"))
 
 
 def question_embedder(cfg: DictConfig, cache: ArtifactCache | None = None) -> QueryCachingEmbedder:
@@ -413,13 +413,13 @@ def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress
     index = bm25 = None
     if kind in DENSE_KINDS:
         vectors = embed_chunks(chunks, embedder, cache, info, progress)
-        index = build_vector_index(instantiate(cfg.index), vectors, chunks, cache, info)
+        index = build_vector_index(instantiate_group(cfg.index, "index"), vectors, chunks, cache, info)
     if kind in LEXICAL_KINDS:
-        bm25 = build_bm25(instantiate(cfg.bm25), chunks, cache, info)
-    reranker = instantiate(cfg.reranker)
+        bm25 = build_bm25(instantiate_group(cfg.bm25, "bm25"), chunks, cache, info)
+    reranker = instantiate_group(cfg.reranker, "reranker")
     if hasattr(reranker, "encode_store"):
         attach_token_store(reranker, chunks, cache, info, progress)
-    make_retriever = instantiate(cfg.retriever)
+    make_retriever = instantiate_group(cfg.retriever, "retriever")
     timeline = None
     if cfg.retriever.get("events"):
         timeline = load_timeline(corpus, cache, info)

@@ -123,6 +123,16 @@ def test_export_refuses_anything_but_plain_settings(where, value, needle):
     assert needle in str(err.value) and "\n" not in str(err.value)
 
 
+def test_export_holds_a_stores_settings_to_their_schema():
+    from fedlab.errors import FedlabError
+    from fedlab.sweeps.production import rebuild
+
+    config = run_config("retriever=hybrid")
+    config["retriever"]["rrf_k"] = -60
+    with pytest.raises(FedlabError, match=r"run r1 of the tracking store has retriever.rrf_k=-60 is out of range"):
+        rebuild(config, {"retriever": "hybrid"}, PIPELINE_KEYS, "r1")
+
+
 def test_export_rebuilds_the_pipeline_from_fedlabs_groups(store, tmp_path):
     from fedlab.config import compose
 

@@ -54,27 +54,32 @@ def local_run_dir(cfg: DictConfig) -> Path:
 
 
 def check_config_sources(cfg: DictConfig) -> None:
-    """A Hydra app given configs from outside conf/ (``--config-dir``, ``--config-path``): they may
-    call only fedlab's own code (``fedlab.config.check_targets``), as ``--config FILE`` does."""
+    """The config calls only fedlab's own code (``fedlab.config.check_targets``), as every composed
+    config must: also one given from outside conf/ (``--config-dir``, ``--config-path``), whose
+    files the message names, and a ``_target_`` set on the command line (Hydra's own refusal of
+    ``os.system`` and the like would be a traceback)."""
     from hydra.core.hydra_config import HydraConfig
 
     from fedlab.config import CONF_DIR, check_targets
 
     try:
         sources = HydraConfig.get().runtime.config_sources
+        name = str(HydraConfig.get().job.config_name)
     except ValueError:
-        return
+        sources, name = [], "the config"
     outside = [str(s.path) for s in sources if s.schema == "file" and Path(str(s.path)).resolve() != CONF_DIR.resolve()]
-    if outside:
-        check_targets(cfg, ", ".join(outside))
+    check_targets(cfg, ", ".join(outside) if outside else name)
 
 
 def check_settings(cfg: DictConfig) -> None:
-    """Settings that would run but measure nonsense are refused before anything starts."""
+    """Settings that would run but measure nonsense are refused before anything starts: by the
+    settings' schema (types and ranges, fedlab.schema), then by the rules of their own."""
     from fedlab.evaluation.retrieval.harness import check_query_timing
     from fedlab.evaluation.retrieval.relevance import check_relevance
     from fedlab.retrieval.factory import check_top_k
+    from fedlab.schema import check_schema
 
+    check_schema(cfg)
     check_top_k(OmegaConf.select(cfg, "retriever.top_k"))
     check_relevance(OmegaConf.select(cfg, "eval.relevance", default="meeting"))
     check_query_timing(OmegaConf.select(cfg, "eval.query_timing", default="per_run"))

@@ -130,6 +130,12 @@ def rebuild(run_config: Any, params: dict[str, str], keys: list[str], run_id: st
             _check_data(value, f"{key}.{name}", run_id)
             values[name] = value
         choices[key], settings[key] = choice, values
+    from fedlab.schema import check_schema
+
+    try:
+        check_schema(settings)  # the types and ranges a run of this checkout would be held to
+    except FedlabError as exc:
+        raise _refused(run_id, f"has {exc}") from None
     return choices, settings
 
 

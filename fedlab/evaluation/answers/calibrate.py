@@ -48,8 +48,11 @@ def compose_for_agent(config: str, sets: Sequence[str], split: str):
     """``config`` with the agent and lm groups selected (defaults added when neither names them),
     the model switched off (the mode it is fitted in), on ``split``."""
     from fedlab.agent.settings import compose_with_agent
+    from fedlab.schema import check_schema
 
-    return compose_with_agent(config, [*sets, "agent.calibration=null", f"dataset.split={split}"])
+    cfg = compose_with_agent(config, [*sets, "agent.calibration=null", f"dataset.split={split}"])
+    check_schema(cfg)
+    return cfg
 
 
 def config_path(out: Path) -> str:
