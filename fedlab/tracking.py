@@ -184,10 +184,59 @@ def check_tracking_store(uri: str, timeout_s: float = 5.0) -> None:
         if db.exists() and not db.is_file():
             raise FedlabError(f"the MLflow store {db} is not a file: point MLFLOW_TRACKING_URI at a sqlite file")
         try:
+            with open(db, "rb") as fh:
+                head = fh.read(16)
+        except OSError:
+            head = b""
+        if head and head != SQLITE_HEADER:  # an empty file is a store SQLite has yet to write
+            raise FedlabError(f"the MLflow store {db} is not an SQLite database (damaged, or another kind of file): "
+                              f"{DAMAGED_FIX}")
+        try:
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise FedlabError(f"cannot create the MLflow store's directory {db.parent} ({exc.strerror}): "
                               "point MLFLOW_TRACKING_URI elsewhere") from None
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+DAMAGED_FIX = ("restore it from a backup, or point MLFLOW_TRACKING_URI (or mlflow.tracking_uri=) at a new store, "
+               "e.g. sqlite:///mlflow-new.db")
+_DAMAGE = ("file is not a database", "database disk image is malformed", "malformed", "file is encrypted")
+
+
+def damaged_store(exc: BaseException) -> str | None:
+    """What SQLite said of a damaged store ("database disk image is malformed", "file is not a
+    database"), from an exception MLflow or SQLAlchemy raised with it somewhere in its chain; None
+    for any other failure (a locked store, a server down)."""
+    seen, todo = set(), [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        text = " ".join(str(e).split())
+        for marker in _DAMAGE:
+            if marker in text.lower():
+                return marker
+        todo += [e.__cause__, e.__context__, getattr(e, "orig", None)]
+    return None
+
+
+@contextmanager
+def store_errors(uri: str) -> Iterator[None]:
+    """A damaged store, whatever MLflow call meets it, as one FedlabError line (not MLflow's and
+    SQLAlchemy's 80-line traceback, nor a first line that says only "Query-invoked autoflush")."""
+    from fedlab.errors import FedlabError
+
+    try:
+        yield
+    except FedlabError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — re-raised unless it is the store's damage
+        why = damaged_store(exc)
+        if why is None:
+            raise
+        raise FedlabError(f"the MLflow store {mask_credentials(uri)} is damaged (SQLite: {why}): {DAMAGED_FIX}") from None
 
 
 def _is_file_store(uri: str) -> bool:
@@ -334,7 +383,7 @@ class Tracker:
 
         self.mlflow = mlflow
         mlflow.set_tracking_uri(self.tracking_uri)
-        with _setting_up(self.tracking_uri):
+        with store_errors(self.tracking_uri), _setting_up(self.tracking_uri):
             existing = mlflow.get_experiment_by_name(experiment)
             if existing is None:
                 exp_id = mlflow.create_experiment(
@@ -388,7 +437,8 @@ class Tracker:
         if parent_run_id:
             kwargs["parent_run_id"] = parent_run_id
             kwargs["nested"] = True
-        run = self.mlflow.start_run(**kwargs)
+        with store_errors(self.tracking_uri):
+            run = self.mlflow.start_run(**kwargs)
         try:
             yield run
         except KeyboardInterrupt:

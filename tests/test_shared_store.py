@@ -395,3 +395,34 @@ def test_process_liveness(tmp_path):
     assert process_alive(reused) is False
     assert process_alive({**process_tags(), "fedlab.host": "another-host"}) is None
     assert process_alive({}) is None  # a run of an older fedlab, or of another tool
+
+
+# -- 10. a damaged store ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("damage", ["not-sqlite", "malformed"])
+def test_a_damaged_store_is_one_line_in_evaluate_export_and_gate(store, tmp_path, corpus_dir, damage):
+    """82-128-line tracebacks from evaluate and export; the gate's line said only "Query-invoked autoflush"."""
+    import shutil
+
+    db = tmp_path / "mlflow.db"
+    shutil.copyfile(store["uri"].removeprefix("sqlite:///"), db)  # a real store, then damaged
+    size = db.stat().st_size
+    with open(db, "r+b") as fh:
+        if damage == "not-sqlite":
+            fh.write(os.urandom(size))
+        else:  # the header intact, the pages after it overwritten
+            fh.seek(4096)
+            fh.write(b"\xff" * (size - 8192))
+    uri, data = f"sqlite:///{db}", corpus_dir.parent.parent
+    said = "is not an SQLite database" if damage == "not-sqlite" else "is damaged (SQLite: database disk image is malformed)"
+    commands = {
+        "evaluate": ["-m", "fedlab.evaluate", "retriever=bm25", f"paths.data_dir={data}", f"mlflow.tracking_uri={uri}",
+                     "eval.progress=false", f"paths.log_dir={tmp_path / 'logs'}"],
+        "export": ["-m", "fedlab.export", f"mlflow.tracking_uri={uri}", f"out={tmp_path / 'p.yaml'}",
+                   "calibration.fit=false"],
+        "gate": ["-m", "fedlab.gate", "--config", "evaluate", "retriever=bm25", f"paths.data_dir={data}",
+                 f"mlflow.tracking_uri={uri}", "eval.progress=false", "--allow-data-change"],
+    }
+    for name, args in commands.items():
+        line = one_error_line(run_python(args, timeout=300), str(db), said, "restore it from a backup")
+        assert len(line) < 400, (name, line)

@@ -122,7 +122,11 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
             tracker.log_metrics(metrics)
             tracker.log_artifact_dir(out_dir)
         except Exception as exc:  # noqa: BLE001 — any tracking failure: the results are kept locally
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            from fedlab.tracking import damaged_store
+
+            why = damaged_store(exc)
+            first = f"the store is damaged, SQLite: {why}" if why else \
+                (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             kept = f"{out_dir}" + (f" and {cfg.eval.metrics_out}" if cfg.eval.metrics_out else "")
             raise FedlabError(f"logging run {name!r} to MLflow at {tracker.shown_uri} failed "
                               f"({type(exc).__name__}: {first}); the metrics and artifacts are kept in {kept}") from None
