@@ -88,7 +88,9 @@ def compose(config_name: str, overrides: list[str] | None = None):
         raise FedlabError(f"no config {config_name!r} in {CONF_DIR}: run `make export` to write conf/production.yaml, "
                           "or pass the name of a file in conf/ or a path to a YAML config")
     check_config_file(CONF_DIR / f"{config_name}.yaml")
-    return _compose_in(CONF_DIR, config_name, overrides)
+    cfg = _compose_in(CONF_DIR, config_name, overrides)
+    check_targets(cfg, config_name)  # nor a `_target_` set by an override (Hydra's refusal is a traceback)
+    return cfg
 
 
 def check_config_file(path: Path) -> dict:
@@ -198,6 +200,30 @@ def check_targets(cfg, label: str) -> None:
                        if known else "remove it: fedlab's configs call no code there")
                 raise FedlabError(f"config {label!r} sets {where}._target_={_clip(repr(target), 80)}, which is not one "
                                   f"of fedlab's own: {fix}")
+
+
+def instantiate_group(node, group: str, **kwargs):
+    """``hydra.utils.instantiate`` of a config group's node (``reranker``): a FedlabError raised in
+    its constructor passes through as it is; any other failure — a constructor's TypeError, Hydra
+    refusing a target — is one FedlabError line naming the group and the cause, not Hydra's
+    many-line InstantiationException."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    from fedlab.errors import FedlabError
+
+    try:
+        return instantiate(node, **kwargs)
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        while cause is not None and not isinstance(cause, FedlabError):
+            cause = cause.__cause__
+        if cause is not None:
+            raise cause from None
+        why = exc.__cause__ if exc.__cause__ is not None else exc
+        text = " ".join(str(why).split()) or type(why).__name__
+        raise FedlabError(f"{group} cannot be built from its config ({_clip(text, 200)}): check the {group} "
+                          "settings and its _target_") from None
 
 
 # What build_pipeline reads in every config (index / bm25 only for the retrievers that use them).

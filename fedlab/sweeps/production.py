@@ -130,6 +130,12 @@ def rebuild(run_config: Any, params: dict[str, str], keys: list[str], run_id: st
             _check_data(value, f"{key}.{name}", run_id)
             values[name] = value
         choices[key], settings[key] = choice, values
+    from fedlab.schema import check_schema
+
+    try:
+        check_schema(settings)  # the types and ranges a run of this checkout would be held to
+    except FedlabError as exc:
+        raise _refused(run_id, f"has {exc}") from None
     return choices, settings
 
 
@@ -166,13 +172,38 @@ def render_production(best: ChildRun, choices: dict[str, str], settings: dict, s
 
 
 def export_production(cfg: DictConfig) -> Exported:
-    from mlflow.artifacts import download_artifacts
-
     from fedlab.io import replace_together, write_text
-    from fedlab.tracking import Tracker, mask_hydra_record
+    from fedlab.tracking import Tracker, mask_hydra_record, store_errors
 
     mask_hydra_record()
     tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)
+    with store_errors(tracker.tracking_uri):  # a damaged store: one line, whichever query meets it
+        best, sweep_id, metric, run_config, params = _best_run(cfg, tracker)
+    choices, settings = rebuild(run_config, params, list(cfg.pipeline_keys), best.run_id)
+    out = Path(str(cfg.out))
+    if not cfg.calibration.fit:
+        write_text(out, render_production(best, choices, settings, sweep_id))
+    else:
+        calibration = Path(str(cfg.calibration.out))
+        with staged(out, ".yaml") as staged_config, staged(calibration, ".json") as staged_model:
+            write_text(staged_config, render_production(best, choices, settings, sweep_id))
+            fit_calibration(str(staged_config), str(staged_model), cfg.paths.data_dir,
+                            cfg.calibration.get("method", "logistic"), name=str(out))
+            write_text(staged_config, render_production(best, choices, settings, sweep_id, calibration_ref(calibration),
+                                                        chosen_threshold(str(staged_model))))
+            replace_together([(staged_model, calibration), (staged_config, out)])
+    print(f"wrote {out}: {best.name} (run {best.run_id}) {metric}={best.metrics[metric]:.3f}")
+    if cfg.calibration.fit:
+        print(f"the agent's answerability model (fitted on the dev split): {cfg.calibration.out}")
+    return Exported(str(cfg.out), best.run_id, best.name, sweep_id, metric, float(best.metrics[metric]),
+                    str(cfg.calibration.out) if cfg.calibration.fit else None)
+
+
+def _best_run(cfg: DictConfig, tracker) -> tuple[ChildRun, str, str, Any, dict[str, str]]:
+    """(the best run of the sweep, the sweep's id, the objective's metric, the run's config.yaml as
+    data, its params) from the tracking store."""
+    from mlflow.artifacts import download_artifacts
+
     client = tracker.mlflow.MlflowClient()
     exp = client.get_experiment_by_name(cfg.mlflow.experiment)
     sweep_id = cfg.sweep_run_id
@@ -193,26 +224,7 @@ def export_production(cfg: DictConfig) -> Exported:
     print_exclusions(selection, metric)
     best = selection.best
     path = download_artifacts(run_id=best.run_id, artifact_path="config.yaml", tracking_uri=tracker.tracking_uri)
-    run_config = _read_run_config(path, best.run_id)
-    params = dict(client.get_run(best.run_id).data.params)
-    choices, settings = rebuild(run_config, params, list(cfg.pipeline_keys), best.run_id)
-    out = Path(str(cfg.out))
-    if not cfg.calibration.fit:
-        write_text(out, render_production(best, choices, settings, sweep_id))
-    else:
-        calibration = Path(str(cfg.calibration.out))
-        with staged(out, ".yaml") as staged_config, staged(calibration, ".json") as staged_model:
-            write_text(staged_config, render_production(best, choices, settings, sweep_id))
-            fit_calibration(str(staged_config), str(staged_model), cfg.paths.data_dir,
-                            cfg.calibration.get("method", "logistic"), name=str(out))
-            write_text(staged_config, render_production(best, choices, settings, sweep_id, calibration_ref(calibration),
-                                                        chosen_threshold(str(staged_model))))
-            replace_together([(staged_model, calibration), (staged_config, out)])
-    print(f"wrote {out}: {best.name} (run {best.run_id}) {metric}={best.metrics[metric]:.3f}")
-    if cfg.calibration.fit:
-        print(f"the agent's answerability model (fitted on the dev split): {cfg.calibration.out}")
-    return Exported(str(cfg.out), best.run_id, best.name, sweep_id, metric, float(best.metrics[metric]),
-                    str(cfg.calibration.out) if cfg.calibration.fit else None)
+    return best, sweep_id, metric, _read_run_config(path, best.run_id), dict(client.get_run(best.run_id).data.params)
 
 
 def _read_run_config(path: str, run_id: str) -> Any:
