@@ -92,13 +92,20 @@ def print_table(data: dict, console) -> None:
     from rich.table import Table
 
     table = Table(title=f"fedlab report: {data['config']} (95% bootstrap intervals)", box=box.SIMPLE_HEAD)
-    for col in ("set", "role", "n", *(SHORT[m] for m in CONSOLE)):
+    against = any(s.get("against") for s in data["sets"])
+    for col in ("set", "role", "n", *(SHORT[m] for m in CONSOLE), *(["Δacc (p)"] if against else [])):
         table.add_column(col, justify="left" if col in ("set", "role") else "right", no_wrap=True)
     for label, role, block in _rows(data):
         o = block["overall"]
-        table.add_row(label.replace("**", ""), role, str(o.get("n", 0)), *(compact(o.get(m)) for m in CONSOLE))
+        delta = []
+        if against:
+            r = (block.get("against") or {}).get("answer_accuracy")
+            delta = [f"{r['delta']:+.3f} ({r['p']:.2g})" if r and r.get("p") is not None
+                     and r["p"] == r["p"] else (f"{r['delta']:+.3f}" if r else "")]
+        table.add_row(label.replace("**", ""), role, str(o.get("n", 0)), *(compact(o.get(m)) for m in CONSOLE), *delta)
     if data.get("gap"):
-        table.add_row("gap dev−heldout", "", "", *(compact(data["gap"].get(m)) for m in CONSOLE))
+        table.add_row("gap dev−heldout", "", "", *(compact(data["gap"].get(m)) for m in CONSOLE),
+                      *([""] if against else []))
     console.print(table)
     reads = data.get("test_reads") or {}
     if reads.get("count") is not None:
