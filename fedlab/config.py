@@ -141,7 +141,8 @@ def _clip(text: str, limit: int = 40) -> str:
 # -- the code a config may call --------------------------------------------------------------
 # A config names code by `_target_`s, which Hydra imports and calls. fedlab's own are those of the
 # group files conf/<group>/<choice>.yaml (the checkout: whoever can write them can change the code
-# anyway); a config read from elsewhere, or rebuilt from a tracking store, may name only those.
+# anyway); every composed config — one read from elsewhere, an override's `_target_`, a config
+# rebuilt from a tracking store — may name only those.
 SKIPPED_GROUPS = ("experiment", "hydra")  # studies set values only; Hydra's node is Hydra's
 
 
@@ -184,7 +185,7 @@ def check_targets(cfg, label: str) -> None:
     """A one-line FedlabError when ``cfg`` (a composed config or a plain dict) names code that none
     of fedlab's group files names at that place: a ``_target_`` that is not one of the group's,
     or one where no group has any. Interpolations are not followed: a ``_target_`` must be a
-    literal name. Called before anything of a config read from outside conf/ is instantiated."""
+    literal name. ``compose`` and the Hydra apps call it before anything of a config is instantiated."""
     from fedlab.errors import FedlabError
 
     container = OmegaConf.to_container(cfg, resolve=False) if OmegaConf.is_config(cfg) else cfg

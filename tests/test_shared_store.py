@@ -321,7 +321,6 @@ def test_a_second_sweep_leaves_a_live_sweep_of_the_same_study_alone(tmp_path, co
         assert second.returncode == 0, second.stderr[-3000:]
         assert f"run {parent.info.run_id} is still running (process {first.pid} on " in second.stderr, second.stderr
         assert "ended KILLED" not in second.stderr
-        assert first.poll() is None  # it was still running when the second sweep looked
         assert first.wait(timeout=600) == 0, first.stderr.read()[-3000:]
     finally:
         if first.poll() is None:
