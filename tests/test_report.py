@@ -275,3 +275,10 @@ def test_the_gate_refuses_a_stale_model_in_one_line(tmp_path):
     assert proc.returncode == 2
     assert "stale" in proc.stderr or "no fingerprint" in proc.stderr
     assert "python -m fedlab.calibrate" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_bad_against_is_one_line_before_any_evaluation(tmp_path):
+    proc = run_python(["-m", "fedlab.report", "--only", "fresh_dev3", "--against", str(tmp_path / "nope.json"),
+                       "--out", str(tmp_path)], env={"MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'm.db'}"})
+    assert proc.returncode == 2 and "no such report.json" in proc.stderr
+    assert "set 1 of" not in proc.stderr and "Traceback" not in proc.stderr
