@@ -98,11 +98,12 @@ def answer_question(cfg, question: str) -> Answering:
 
     t0 = time.perf_counter()
     require_groups(cfg)
-    warn_if_stale(cfg)  # one line on stderr when the answerability model no longer matches the code
     search = open_search(cfg, settings_from(cfg).transport)
     try:
         try:
-            agent = build_agent(cfg, search=search, backend=build_backend(cfg))
+            backend = build_backend(cfg)  # an unusable backend is said first, and alone
+            warn_if_stale(cfg)  # one line on stderr when the answerability model no longer matches the code
+            agent = build_agent(cfg, search=search, backend=backend)
             try:
                 answer = agent(question)
             except OverflowError:  # a date read from the question, widened past date.max / date.min
