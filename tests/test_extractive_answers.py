@@ -14,7 +14,7 @@ from fedlab.evaluation.answers.normalize import contains_fact
 from fedlab.lm.extractive import TOKENS, synthesize_answer, undated_terms
 from fedlab.lm.hold_run import hold_run_answer
 from fedlab.lm.rate_path import asked_size, asks_rate_path, points_text, range_text, rate_path_answer, read_decisions
-from fedlab.lm.speakers import asks_committee_views, reports_others
+from fedlab.query.speakers import asks_committee_views, reports_others
 
 MONTHS = "January February March April May June July August September October November December".split()
 

@@ -21,6 +21,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("chunking, questions", ("fedlab.chunking", "fedlab.dataset")),
     ("embedding, index", ("fedlab.embedding", "fedlab.index")),
     ("retrieval", ("fedlab.retrieval",)),
+    ("question understanding", ("fedlab.query",)),
     ("pipeline", ("fedlab.pipeline",)),
     ("search server", ("fedlab.mcp",)),
     ("answer backends", ("fedlab.lm",)),

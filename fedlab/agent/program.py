@@ -48,7 +48,7 @@ from fedlab.agent.evidence import (COMPOSED_FEATURE, RUN_FEATURE, SIMILARITY_FEA
                                    question_terms, said_text)
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
-from fedlab.lm.shorthand import read_shorthand
+from fedlab.query.shorthand import read_shorthand
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
 from fedlab.agent.types import EVIDENCE_ABSTENTIONS, AgentAnswer, Citation
 from fedlab.errors import FedlabError
@@ -168,7 +168,7 @@ class AgentProgram:
 
     def read(self, question: str) -> str:
         """The question as the agent works from it: its shorthand in the documents' words
-        (fedlab.lm.shorthand; ``agent.shorthand``)."""
+        (fedlab.query.shorthand; ``agent.shorthand``)."""
         return read_shorthand(question) if self.settings.shorthand else question
 
     @property
@@ -336,7 +336,8 @@ class AgentProgram:
         the documents of that meeting use each of its terms that few passages of the corpus use
         (Vocabulary.common) besides the words for votes: "… explain the dissent in
         his speech" asks about what they do not hold."""
-        from fedlab.corpus.timeline import VOTE_WORDS_RE, asks_about_votes
+        from fedlab.query.lexicon import VOTE_WORDS_RE
+        from fedlab.query.subjects import asks_about_votes
 
         timeline = getattr(self.search_access.searcher, "timeline", None)
         if (not self.settings.recorded_dissents or timeline is None or terms is None
@@ -356,7 +357,8 @@ class AgentProgram:
         range: the vote record of each policy meeting in it (who voted for, who against and what
         they preferred, who was absent), from the searcher's meeting timeline, under the section
         ``VOTE_SECTION``; none when the range holds more than ``vote_passages`` meetings."""
-        from fedlab.corpus.timeline import VOTE_SECTION, asks_about_votes, vote_record_span
+        from fedlab.corpus.timeline import VOTE_SECTION, vote_record_span
+        from fedlab.query.subjects import asks_about_votes
 
         meetings = self.policy_meetings(hint) if self.settings.vote_passages and asks_about_votes(question) else None
         if not meetings or len(meetings) > int(self.settings.vote_passages):
@@ -371,7 +373,8 @@ class AgentProgram:
         purchases begun, widened, tapered or ended; runoff begun, slowed or ended) with the sentences
         detailing it, from the searcher's meeting timeline, under the section
         ``BALANCE_SHEET_SECTION``; none when the range holds more than ``balance_sheet_passages``."""
-        from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, asks_about_balance_sheet, balance_sheet_span
+        from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, balance_sheet_span
+        from fedlab.query.subjects import asks_about_balance_sheet
 
         meetings = (self.policy_meetings(hint)
                     if self.settings.balance_sheet_passages and asks_about_balance_sheet(question) else None)
@@ -411,11 +414,11 @@ class AgentProgram:
                             for c in sentences)
 
     def statement_runs(self, question: str, hint: DateHint | None) -> list:
-        """For a question asking when (an answer type of date, fedlab.lm.answer_types) or at how
+        """For a question asking when (an answer type of date, fedlab.query.answer_types) or at how
         many meetings (counts_documents), with no date or a range of several meetings: for each of
         its clauses the policy statements answer, the run of statements that said what it asks
         about (fedlab.retrieval.mentions.StatementRun)."""
-        from fedlab.lm.answer_types import asked_types, counts_documents
+        from fedlab.query.answer_types import asked_types, counts_documents
 
         runs_in = getattr(self.search_access.searcher, "statement_runs", None)
         asks = "date" in asked_types(question) or counts_documents(question)

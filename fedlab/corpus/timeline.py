@@ -501,17 +501,7 @@ def find_dissents(doc: Document, region: tuple[int, int],
     return dissents, Span(doc.doc_id, m.start(), last_end)
 
 
-VOTE_SECTION = "Vote record"  # the section an agent gives a meeting's vote passage (fedlab.lm.vote_record reads it)
-VOTE_WORDS_RE = re.compile(r"\b(?:vot(?:e|es|ed|ing|ers?)|dissent\w*|unanim\w*|abstain\w*)\b", re.I)
-NOTATION_VOTE_RE = re.compile(r"\bnotation\s+votes?\b", re.I)
-
-
-def asks_about_votes(question: str) -> bool:
-    """Whether ``question`` asks about how members voted (votes, dissents, unanimity) — a decision
-    taken by notation vote is about what was decided, not the vote."""
-    return bool(VOTE_WORDS_RE.search(NOTATION_VOTE_RE.sub("", question)))
-
-
+VOTE_SECTION = "Vote record"  # the section an agent gives a meeting's vote passage (the votes skill reads it)
 FOR_RE = re.compile(r"Voting for (?:the|this) (?:FOMC )?(?:monetary policy )?action(?:\s+(?:were|was))?\s*:?\s*")
 TITLE_RE = re.compile(r",\s+(?:Vice\s+)?Chair(?:man|woman)?\s*[;,]?")  # "Jerome H. Powell, Chair;" ("Chair," once)
 
@@ -623,22 +613,9 @@ def find_balance_sheet(doc: Document, region: tuple[int, int], state: _BalanceSh
 
 
 BALANCE_SHEET_SECTION = "Balance-sheet action"  # the section an agent gives an action's passage (fedlab.lm.balance_sheet_record)
-# how a question names the balance sheet or its instruments: the statements' words and the usual names
-BALANCE_SHEET_WORDS_RE = re.compile(
-    r"\bbalance[\s-]+sheet\b|\bholdings\b|\bSOMA\b|\brun-?off\b|\broll-?off\b|\bredemptions?\b|\breinvest\w*"
-    r"|\btaper\w*|\bquantitative\s+(?:easing|tightening)\b|\bQ[ET]\b"
-    r"|\b(?:asset|securities|bond|Treasury|MBS|bill)\s+(?:purchases|purchasing|buying)\b"
-    r"|\bpurchas\w*\s+(?:of\s+)?(?:Treasur\w*|agency|MBS|mortgage|securities|assets|bonds|bills)\b"
-    r"|\bnet\s+purchases\b", re.I)
 # a sentence that details an action (what the Committee buys or lets run off each month, the caps,
 # the reinvestments): an amount of holdings, purchases or redemptions, or a reinvestment
 DETAIL_RE = re.compile(r"\b(?:holdings|purchases|redemption\s+caps?)\b[^.]*\$\d|\breinvest\w*", re.I)
-
-
-def asks_about_balance_sheet(question: str) -> bool:
-    """Whether ``question`` names the balance sheet, its runoff or the asset purchases (QE, QT,
-    taper, holdings, redemption caps, reinvestment)."""
-    return bool(BALANCE_SHEET_WORDS_RE.search(question))
 
 
 def balance_sheet_span(doc: Document, action: BalanceSheetAction) -> Span:

@@ -32,7 +32,7 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
   RANK_SPAN places below the first (_ranked) — the shared words often differ by one common word,
   while the ranking weighed the passage's meaning and date. In a question about what the
   Committee's participants thought, a sentence reporting the staff's or the markets' views (their
-  sections of the minutes, or naming them as its speaker: fedlab.lm.speakers) keeps
+  sections of the minutes, or naming them as its speaker: fedlab.query.speakers) keeps
   ``report_weight`` of its score. Passages whose section names a
   statement change (the agent's change passages, fedlab.retrieval.changes) are kept apart for
   rule 0. Then, first rule that applies:
@@ -109,14 +109,14 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
      reasons and details in the sentences after it), and a sentence that refers back so itself
      ("These participants noted …", "In addition, …") after the sentence before it, when that one
      shares a word with the question; for a question asking when (an answer type of
-     date, fedlab.lm.answer_types), a sentence holding no date opens with its meeting ("July
+     date, fedlab.query.answer_types), a sentence holding no date opens with its meeting ("July
      2023: …"). A question that asks several things ("what did
      the Committee decide about rates, and how did the statement describe the labor market?": parts
      split before ", and what / how / was …", asked_parts) keeps each part's best sentence, scored
      by that part's own terms, among them — from the kind of document the part names, when it
      names one the passages' titles hold ("the statement", "the minutes"), and a tie going to the
      sentence the whole question scores higher; the best sentences overall fill the other places.
-     The expected answer type (fedlab.lm.answer_types: a rate, an amount, a count, a person asked
+     The expected answer type (fedlab.query.answer_types: a rate, an amount, a count, a person asked
      for): a sentence holding none does not answer the question, so a part asking for one takes its
      best sentence holding one, and when no sentence chosen holds one the best that does joins them
      — among the sentences scoring at least MEETING_SHARE of the best, in either case.
@@ -135,57 +135,22 @@ from typing import Callable, Iterator
 
 from fedlab.index.tokens import Tokenizer, stem
 from fedlab.chunking.splitting import sentence_spans
-from fedlab.corpus.timeline import asks_about_votes
 from fedlab.lm.administered_path import administered_path_answer, administered_values_answer
-from fedlab.lm.answer_types import asked_types, held_types
+from fedlab.query.answer_types import asked_types, held_types
 from fedlab.lm.balance_sheet_record import balance_sheet_answer, is_balance_sheet_record, recorded_sentences
 from fedlab.lm.hold_run import hold_run_answer
 from fedlab.lm.rate_path import HEAD_DATE, in_label, meeting_labels, rate_path_answer
 from fedlab.lm.said_runs import said_answer, split_said
 from fedlab.lm.vote_record import ASKS_WHO_RE, ROSTER, VOTE_SENTENCE, is_vote_record, vote_record_answer
+from fedlab.query.lexicon import FOMC_VOCABULARY, QUESTION_WORDS, VOCABULARY_EXPANSIONS
+from fedlab.query.subjects import asks_about_votes
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER, Prediction, step_named
 from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
 from fedlab.retrieval.dates import date_expressions
-from fedlab.lm.speakers import asks_committee_views, reports_others
+from fedlab.query.speakers import asks_committee_views, reports_others
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 TOKENS = Tokenizer()
-QUESTION_WORDS = frozenset(stem(w) for w in """
-did does do say said tell told describe described explain happen happened mention mentioned
-fed fomc federal reserve committee meeting meetings minutes statement statements
-""".split())
-FOMC_VOCABULARY = frozenset(stem(w) for w in """
-fed fomc federal reserve committee monetary policy policies rate rates interest inflation inflationary
-pce cpi deflation disinflation employment unemployment jobs labor labour payroll payrolls wages
-economy economic growth gdp recession spending consumer consumption investment
-housing mortgage mortgages financial markets treasury treasuries securities bonds yields
-yield balance sheet assets asset purchases taper tapering runoff reinvestment
-liquidity credit banks banking lending loans dollar currency tightening easing
-hike hikes hiked dissent dissented dissenter projections outlook forecast risks
-uncertainty stance accommodation accommodative restrictive repo
-pandemic covid commodity oil energy tariffs productivity powell statement minutes meeting
-participants directive framework ioer iorb mbs vote voted dissenting purchase
-""".split())
-VOCABULARY_EXPANSIONS = {
-    stem("rates"): "target range for the federal funds rate",
-    stem("rate"): "target range for the federal funds rate",
-    stem("hike"): "raise the target range",
-    stem("cut"): "lower the target range",
-    stem("decision"): "decided",
-    stem("action"): "decided",
-    stem("inflation"): "inflation remains elevated 2 percent objective",
-    stem("prices"): "inflation prices",
-    stem("jobs"): "employment labor market unemployment rate",
-    stem("labor"): "labor market conditions employment",
-    stem("balance"): "securities holdings balance sheet",
-    stem("taper"): "reduce the pace of net asset purchases",
-    stem("qe"): "asset purchases Treasury securities agency mortgage-backed securities",
-    stem("dissent"): "voting against the action",
-    stem("dissenter"): "voting against the action",
-    stem("dissented"): "voting against the action",
-    stem("economy"): "economic activity growth",
-    stem("growth"): "economic activity real GDP",
-}
 _NUMBER = re.compile(r"^\d")
 # phrases read as one form: "United States" as "U.S." (the minutes write both); "market participants"
 # as one term, apart from the Committee's participants (terms_of)
@@ -615,7 +580,7 @@ def _parts_best(question: str, hint, candidates: list, titles: list[frozenset[st
 
 def _typed(question: str, scored: list) -> list:
     """Of ``scored`` ((score, candidate) pairs), the sentences holding an answer of a type the
-    question asks for (a rate, an amount, a count, a person: fedlab.lm.answer_types; a date is
+    question asks for (a rate, an amount, a count, a person: fedlab.query.answer_types; a date is
     said by the meeting label) that score at least MEETING_SHARE of the best; [] when it asks for
     none, or none does. A sentence with no answer of the type asked for does not answer it."""
     kinds = asked_types(question) - DATE
@@ -738,7 +703,7 @@ def _per_meeting(ranked: list, best: float, hint, max_sentences: int) -> str | N
 
 
 def _dated_labels(question: str, ranked: list) -> dict[str, str]:
-    """For a question asking when (fedlab.lm.answer_types): "July 2023: " for each meeting of the
+    """For a question asking when (fedlab.query.answer_types): "July 2023: " for each meeting of the
     sentences, which open with it when they state no date of their own — the sentence says what
     happened, its meeting says when. Otherwise none."""
     if not DATE & asked_types(question):

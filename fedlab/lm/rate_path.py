@@ -8,7 +8,7 @@ takes the same verbs: purchases, runoff, projections, votes, guidance, language,
 that asks to *count* ("how many times / hikes / cuts", "how much … in total", "over how many
 meetings"), for the *path* ("how did the target range / rates change / move / evolve", "what
 happened to …", "did … ever move", or a request for an account of it with no question word of
-its own, "walk me through the target range over 2019": fedlab.lm.request) or *which* moves there
+its own, "walk me through the target range over 2019": fedlab.query.request) or *which* moves there
 were ("which increases / cuts …", "when did … raise / lower …"), or *whether* it moved ("between
 A and B, did the FOMC change / raise / cut …?": the path answer opened with "Yes." when a move the
 verb names is found, "No." when none is and no meeting may be missing), the answer is composed
@@ -48,14 +48,11 @@ from dataclasses import dataclass
 from datetime import date
 
 from fedlab.corpus.timeline import DECISION_RE, DIRECTIVE_RE, VERB_DIRECTION, bp, parse_number, size_bp
-from fedlab.lm.request import asks_for_account, split_request
+from fedlab.query.lexicon import MONTH_NAMES, NUMBER_WORDS
+from fedlab.query.request import asks_for_account, split_request
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 
 MAX_GAP_DAYS = 63  # scheduled meetings are at most eight weeks apart (56 days in 2019-2025)
-MONTH_NAMES = ("January February March April May June July August September October November "
-               "December").split()
-NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-                "fifteen sixteen seventeen eighteen nineteen twenty").split()
 
 PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\]([^\n]*)\n?")
 HEAD_DATE = re.compile(r",\s*(\d{4}-\d{2}-\d{2})(?=\s*(?:,|$))")
