@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from fedlab.corpus.document import Document
+from fedlab.query.subjects import asks_about_balance_sheet, asks_about_votes
 from fedlab.corpus.timeline import (
     ADMINISTERED_RATES,
     BALANCE_SHEET_ACTIONS,
@@ -23,8 +24,6 @@ from fedlab.corpus.timeline import (
     Meeting,
     Span,
     Timeline,
-    asks_about_balance_sheet,
-    asks_about_votes,
     balance_sheet_span,
     build_timeline,
     find_dissents,
