@@ -11,9 +11,12 @@ import pytest
 from fedlab.agent.citations import ground_citations
 from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, VOTE_SECTION
 from fedlab.evaluation.answers.normalize import contains_fact
-from fedlab.lm.extractive import TOKENS, synthesize_answer, undated_terms
-from fedlab.lm.hold_run import hold_run_answer
-from fedlab.lm.rate_path import asked_size, asks_rate_path, points_text, range_text, rate_path_answer, read_decisions
+from fedlab.lm.extractive import TOKENS, synthesize_answer
+from fedlab.skills.reader import undated_terms
+from fedlab.skills.hold_run import hold_run_answer
+from fedlab.query.rate_path import asked_size, asks_rate_path
+from fedlab.skills.rate_path import rate_path_answer, read_decisions
+from fedlab.skills.wording import points_text, range_text
 from fedlab.query.speakers import asks_committee_views, reports_others
 
 MONTHS = "January February March April May June July August September October November December".split()
@@ -816,7 +819,7 @@ def test_how_much_and_how_many_ask_and_are_no_terms():
 def test_an_abbreviation_the_corpus_defines_matches_its_long_form_both_ways():
     """"IOER" in the question finds the sentence that spells the rate out, and the long form in the
     question finds the abbreviation, once the reader has the corpus's glossary."""
-    from fedlab.lm.extractive import abbreviation_terms
+    from fedlab.skills.reader import abbreviation_terms
 
     notes = [passage(1, "2020-01-29", "The manager noted that a technical adjustment to administered rates had been "
                                       "discussed at the previous meeting. Money market conditions were stable over "
@@ -836,7 +839,7 @@ def test_an_abbreviation_the_corpus_defines_matches_its_long_form_both_ways():
 
 
 def test_an_abbreviation_is_named_by_its_short_form_as_written_or_its_whole_long_form():
-    from fedlab.lm.extractive import abbreviation_terms, spelled_out
+    from fedlab.skills.reader import abbreviation_terms, spelled_out
 
     abbreviations = abbreviation_terms({"TIPS": "treasury inflation-protected securities",
                                         "FOMC": "federal open market committee", "ON RRP": "overnight reverse repurchase agreement"})
@@ -860,7 +863,7 @@ def test_an_abbreviation_is_named_by_its_short_form_as_written_or_its_whole_long
      ["How did rates and inflation expectations move between the May and June 2019 statements?"]),
 ])
 def test_a_question_asking_several_things_is_split_before_each_further_question(question, parts):
-    from fedlab.lm.extractive import asked_parts
+    from fedlab.skills.reader import asked_parts
 
     assert asked_parts(question) == parts
 

@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("question understanding", ("fedlab.query",)),
     ("pipeline", ("fedlab.pipeline",)),
     ("search server", ("fedlab.mcp",)),
+    ("skills", ("fedlab.skills",)),
     ("answer backends", ("fedlab.lm",)),
     ("agent", ("fedlab.agent",)),
     ("evaluation", ("fedlab.evaluation",)),

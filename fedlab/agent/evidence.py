@@ -67,7 +67,7 @@ import numpy as np
 
 from fedlab.index.tokens import Tokenizer
 from fedlab.query.answer_types import asked_types, held_types
-from fedlab.lm.rate_path import MEETING_LABELS
+from fedlab.skills.wording import MEETING_LABELS
 from fedlab.query.request import split_request
 from fedlab.retrieval.dates import numeric_date_tokens, question_dates
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit

@@ -612,7 +612,7 @@ def find_balance_sheet(doc: Document, region: tuple[int, int], state: _BalanceSh
     return list(found.values())
 
 
-BALANCE_SHEET_SECTION = "Balance-sheet action"  # the section an agent gives an action's passage (fedlab.lm.balance_sheet_record)
+BALANCE_SHEET_SECTION = "Balance-sheet action"  # the section an agent gives an action's passage (fedlab.skills.balance_sheet)
 # a sentence that details an action (what the Committee buys or lets run off each month, the caps,
 # the reinvestments): an amount of holdings, purchases or redemptions, or a reinvestment
 DETAIL_RE = re.compile(r"\b(?:holdings|purchases|redemption\s+caps?)\b[^.]*\$\d|\breinvest\w*", re.I)

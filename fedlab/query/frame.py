@@ -1,8 +1,8 @@
 """One reading of a question, made once and handed to every skill: ``QuestionFrame``.
 
 ``frame_of(question)`` reads the question's date range (fedlab.retrieval.dates), what it is
-about (fedlab.query.subjects, fedlab.query.speakers, the hold-run detector of
-fedlab.retrieval.events) and the answer types it asks for (fedlab.query.answer_types). A skill
+about (fedlab.query.subjects, fedlab.query.speakers, fedlab.query.rate_path, the hold-run
+detector of fedlab.retrieval.events) and the answer types it asks for (fedlab.query.answer_types). A skill
 decides from the frame whether it applies; it reads the question's words itself only for what
 is its own (a rate path's kind, a vote question's "who").
 """
@@ -46,6 +46,14 @@ class QuestionFrame:
         from fedlab.retrieval.events import asks_hold_run
 
         return asks_hold_run(self.question)
+
+    @cached_property
+    def rate_path(self) -> str | None:
+        """How it asks about the target range over several meetings: "count", "path", "which",
+        "yes_no", or None (fedlab.query.rate_path)."""
+        from fedlab.query.rate_path import asks_rate_path
+
+        return asks_rate_path(self.question, self.hint)
 
     @cached_property
     def answer_types(self) -> frozenset[str]:

@@ -22,7 +22,10 @@ its answer with it and picks the sentences for the rest.
 from __future__ import annotations
 
 from fedlab.corpus.timeline import ADMINISTERED_RATES, rates_named, rates_set_in
-from fedlab.lm.rate_path import cite_sources, in_label, meeting_labels, passage_head, times_text
+from fedlab.skills.passages import cite_sources, passage_head
+from fedlab.skills.wording import in_label, meeting_labels, times_text
+from fedlab.query.frame import QuestionFrame
+from fedlab.skills.base import SkillAnswer
 
 
 def read_rate(rate: str, passages: list[str]) -> dict[str, tuple[float, str, int]]:
@@ -95,3 +98,39 @@ def administered_values_answer(question: str, passages: list[str], hint=None) ->
         said.append(f"{_subject(rate)} was set at {value} {in_label(meeting_labels([date])[date])} "
                     f"{cite_sources([n])}.")
     return " ".join(said) or None
+
+
+class AdministeredPath:
+    """An administered rate over several meetings (module docstring), from the implementation notes
+    among the passages."""
+
+    name = "administered_path"
+    needs = "retrieved passages (the agent adds each meeting's implementation note)"
+
+    def applies(self, frame: QuestionFrame) -> bool:
+        return frame.hint is not None and frame.hint.meeting_span() is not None and bool(rates_named(frame.question))
+
+    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
+        text = administered_path_answer(frame.question, passages, frame.hint)
+        return SkillAnswer(text, passages) if text else None
+
+
+class AdministeredValues:
+    """An administered rate at one meeting (module docstring: ``administered_values_answer``): opens
+    an answer the sentence reader completes."""
+
+    name = "administered_values"
+    needs = "retrieved passages (the agent adds the meeting's implementation note)"
+
+    def applies(self, frame: QuestionFrame) -> bool:
+        hint = frame.hint
+        return (hint is not None and hint.meeting_span() is None and hint.date_from is not None
+                and hint.date_to is not None and bool(rates_named(frame.question)))
+
+    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
+        text = administered_values_answer(frame.question, passages, frame.hint)
+        return SkillAnswer(text, passages) if text else None
+
+
+SKILL = AdministeredPath()
+VALUES = AdministeredValues()

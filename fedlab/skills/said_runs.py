@@ -13,8 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fedlab.lm.rate_path import NUMBER_WORDS, count_word, meeting_labels
+from fedlab.query.lexicon import NUMBER_WORDS
+from fedlab.skills.wording import count_word, meeting_labels
 from fedlab.retrieval.mentions import SaidPlace, said_in
+from fedlab.query.frame import QuestionFrame
+from fedlab.skills.base import SkillAnswer
+from fedlab.skills.passages import read_passage
 
 
 @dataclass(frozen=True)
@@ -80,3 +84,21 @@ def said_answer(said: list[SaidPassage]) -> str:
         elif dropped is not None:
             out.append(f"The {labels[dropped.meeting_date]} statement no longer did {_cite(dropped.source)}.")
     return " ".join(out)
+
+
+class SaidRuns:
+    """When the statements said something (module docstring), from the passages the agent placed
+    in a run of statements (so it applies whenever it is handed them); those passages are its alone."""
+
+    name = "said_run"
+    needs = "the passages the agent places in a run of statements (fedlab.retrieval.mentions.said_section)"
+
+    def applies(self, frame: QuestionFrame) -> bool:
+        return True
+
+    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
+        said, rest = split_said(passages, read_passage)
+        return SkillAnswer(said_answer(said), rest)
+
+
+SKILL = SaidRuns()

@@ -14,7 +14,10 @@ No record among the passages: no lines ("").
 from __future__ import annotations
 
 from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, sentences
-from fedlab.lm.rate_path import cite_sources, in_section, meeting_labels, passage_head
+from fedlab.skills.passages import cite_sources, in_section, passage_head
+from fedlab.skills.wording import meeting_labels
+from fedlab.query.frame import QuestionFrame
+from fedlab.skills.base import SkillAnswer
 
 
 def is_balance_sheet_record(passage: str) -> bool:
@@ -50,3 +53,27 @@ def balance_sheet_answer(recorded: list[tuple[int, str, str]]) -> str:
         said = " ".join(f"{sentence} {cite_sources([n])}" for n, meeting, sentence in recorded if meeting == d)
         lines.append(f"{labels[d]}: {said}")
     return " ".join(lines)
+
+
+class BalanceSheet:
+    """What the Committee did with its balance sheet (module docstring), from the balance-sheet
+    records the agent adds to a question about the balance sheet (so it applies whenever it is
+    handed them); the reader then leaves the records' sentences out."""
+
+    name = "balance_sheet"
+    needs = f"the passages under the section {BALANCE_SHEET_SECTION!r}"
+
+    def applies(self, frame: QuestionFrame) -> bool:
+        return True
+
+    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
+        recorded = recorded_sentences(passages)
+        text = balance_sheet_answer(recorded)
+        if not text:
+            return None
+        said = {sentence.lower() for _, _, sentence in recorded}
+        return SkillAnswer(text, [p for p in passages if not is_balance_sheet_record(p)],
+                           said=lambda sentence: " ".join(sentence.split()).lower() in said)
+
+
+SKILL = BalanceSheet()

@@ -22,7 +22,10 @@ import re
 from dataclasses import dataclass
 
 from fedlab.corpus.timeline import AGAINST_RE, FOR_RE, VOTE_SECTION, WHO_RE, list_after, listed_voters, split_names
-from fedlab.lm.rate_path import cite_sources, in_label, in_section, meeting_labels, passage_head
+from fedlab.skills.passages import cite_sources, in_section, passage_head
+from fedlab.skills.wording import in_label, meeting_labels
+from fedlab.query.frame import QuestionFrame
+from fedlab.skills.base import SkillAnswer
 
 FULL_LINES = 3  # meetings that each get a line whatever their vote
 ABSENT_RE = re.compile(r"Absent and not voting (?:was|were)\s+")
@@ -127,3 +130,24 @@ def _rotation(first: str, last: str, votes: dict[str, MeetingVote], labels: dict
     left = [n for n in before if n not in after] or ["nobody"]
     return (f"Voting {in_label(labels[last])} but not {in_label(labels[first])}: {', '.join(joined)}; "
             f"voting {in_label(labels[first])} but not {in_label(labels[last])}: {', '.join(left)} {cite}.")
+
+
+class Votes:
+    """How the Committee voted (module docstring), from the vote records the agent adds to a
+    question about votes; the reader then leaves the records' "Voting for / against" sentences out."""
+
+    name = "votes"
+    needs = f"the passages under the section {VOTE_SECTION!r}"
+
+    def applies(self, frame: QuestionFrame) -> bool:
+        return frame.votes
+
+    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
+        text = vote_record_answer(frame.question, passages)
+        if not text:
+            return None
+        return SkillAnswer(text, [p for p in passages if not is_vote_record(p)],
+                           said=lambda sentence: bool(VOTE_SENTENCE.match(sentence)))
+
+
+SKILL = Votes()
