@@ -14,10 +14,7 @@ from. A meeting whose value was not found is skipped, so the answer says what th
 state, not that nothing happened in between. Fewer than two meetings found: no answer
 (None), and the caller picks sentences instead.
 
-A question about one meeting that names such a rate gets that meeting's value instead
-(``administered_values_answer``: "The ON RRP offering rate was set at 0.3 percent in March 2022
-[Source 9]."), when the passages hold exactly one meeting's setting in its range; the caller opens
-its answer with it and picks the sentences for the rest.
+A question about one meeting gets that meeting's value instead: fedlab.skills.administered_values.
 """
 from __future__ import annotations
 
@@ -42,7 +39,7 @@ def read_rate(rate: str, passages: list[str]) -> dict[str, tuple[float, str, int
     return found
 
 
-def _subject(rate: str) -> str:
+def subject(rate: str) -> str:
     """The rate's name opening a sentence: "The ON RRP offering rate"."""
     name = ADMINISTERED_RATES[rate][0]
     return f"{name[0].upper()}{name[1:]}"
@@ -64,7 +61,7 @@ def _path(rate: str, values: dict[str, tuple[float, str, int]]) -> str:
     if last_change != dates[-1]:
         clauses.append(f"unchanged at {last[1]} through {labels[dates[-1]]} {cite_sources([last[2]])}")
     changed = f"changed {times_text(moves)}" if moves else "did not change"
-    return f"{_subject(rate)} {changed}: " + "; ".join(clauses) + "."
+    return f"{subject(rate)} {changed}: " + "; ".join(clauses) + "."
 
 
 def administered_path_answer(question: str, passages: list[str], hint=None) -> str | None:
@@ -82,24 +79,6 @@ def administered_path_answer(question: str, passages: list[str], hint=None) -> s
     return " ".join(paths) or None
 
 
-def administered_values_answer(question: str, passages: list[str], hint=None) -> str | None:
-    """For a question about one meeting naming administered rates: "The ON RRP offering rate was
-    set at 0.3 percent in March 2022 [Source 9]." for each rate whose setting the passages hold in
-    the question's range (module docstring); None when it does not apply or none is found."""
-    if hint is None or hint.meeting_span() is not None or hint.date_from is None or hint.date_to is None:
-        return None
-    lo, hi = hint.date_from, hint.widened_end(1)
-    said = []
-    for rate in rates_named(question):
-        values = {d: v for d, v in read_rate(rate, passages).items() if lo <= d <= hi}
-        if len(values) != 1:  # none, or a range holding several meetings: not one meeting's value
-            continue
-        [(date, (_, value, n))] = values.items()
-        said.append(f"{_subject(rate)} was set at {value} {in_label(meeting_labels([date])[date])} "
-                    f"{cite_sources([n])}.")
-    return " ".join(said) or None
-
-
 class AdministeredPath:
     """An administered rate over several meetings (module docstring), from the implementation notes
     among the passages."""
@@ -115,22 +94,4 @@ class AdministeredPath:
         return SkillAnswer(text, passages) if text else None
 
 
-class AdministeredValues:
-    """An administered rate at one meeting (module docstring: ``administered_values_answer``): opens
-    an answer the sentence reader completes."""
-
-    name = "administered_values"
-    needs = "retrieved passages (the agent adds the meeting's implementation note)"
-
-    def applies(self, frame: QuestionFrame) -> bool:
-        hint = frame.hint
-        return (hint is not None and hint.meeting_span() is None and hint.date_from is not None
-                and hint.date_to is not None and bool(rates_named(frame.question)))
-
-    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
-        text = administered_values_answer(frame.question, passages, frame.hint)
-        return SkillAnswer(text, passages) if text else None
-
-
 SKILL = AdministeredPath()
-VALUES = AdministeredValues()

@@ -16,12 +16,12 @@ record — else ``statement_changes`` or the reader; ``skills`` lists every one 
 from __future__ import annotations
 
 from fedlab.query.frame import QuestionFrame
-from fedlab.skills import administered_path, balance_sheet, hold_run, rate_path, said_runs, votes
+from fedlab.skills import administered_path, administered_values, balance_sheet, hold_run, rate_path, said_runs, votes
 from fedlab.skills.reader import SentenceReader
 
 OPENING = (said_runs.SKILL, votes.SKILL, balance_sheet.SKILL)
 ANSWERING = (hold_run.SKILL, rate_path.SKILL, administered_path.SKILL)
-BESIDE_READER = (administered_path.VALUES,)
+BESIDE_READER = (administered_values.SKILL,)
 LAYOUT = ("votes", "said_run", "balance_sheet", "administered_values")
 CREDIT = ("votes", "balance_sheet", "administered_values", "said_run")  # after the composing skill
 READER, CHANGES = "reader", "statement_changes"
