@@ -104,7 +104,7 @@ class Pipeline:
 
     @property
     def timeline(self):
-        """The corpus's meeting timeline (fedlab.corpus.timeline), when the retriever has one."""
+        """The corpus's meeting timeline (fedlab.facts.timeline), when the retriever has one."""
         return getattr(self.retriever, "timeline", None)
 
     def statement_changes(self, date_from: str | None, date_to: str, previous: bool = False) -> list:
@@ -312,9 +312,10 @@ def build_bm25(bm25, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo)
 
 
 def load_timeline(corpus: Corpus, cache: ArtifactCache, info: BuildInfo | None = None):
-    """The corpus's meeting timeline (fedlab.corpus.timeline), from the cache (an artifact keyed
+    """The corpus's meeting timeline (fedlab.facts.timeline), from the cache (an artifact keyed
     by the corpus content hash and the timeline's version) or built and stored there."""
-    from fedlab.corpus.timeline import Timeline, build_timeline, timeline_key
+    from fedlab.facts.records import Timeline
+    from fedlab.facts.timeline import build_timeline, timeline_key
 
     def build(tmp: Path) -> None:
         io.write_json(tmp / "timeline.json", build_timeline(corpus.documents).to_json())

@@ -9,7 +9,7 @@ from datetime import date
 import pytest
 
 from fedlab.agent.citations import ground_citations
-from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, VOTE_SECTION
+from fedlab.facts.timeline import BALANCE_SHEET_SECTION, VOTE_SECTION
 from fedlab.evaluation.answers.normalize import contains_fact
 from fedlab.lm.extractive import TOKENS, synthesize_answer
 from fedlab.skills.reader import undated_terms

@@ -18,6 +18,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("infrastructure", ("fedlab", "fedlab.errors", "fedlab.io", "fedlab.env", "fedlab.progress", "fedlab.memo", "fedlab.cache",
                         "fedlab.config", "fedlab.schema", "fedlab.cli", "fedlab.tracking")),
     ("corpus", ("fedlab.corpus",)),
+    ("facts", ("fedlab.facts",)),
     ("chunking, questions", ("fedlab.chunking", "fedlab.dataset")),
     ("embedding, index", ("fedlab.embedding", "fedlab.index")),
     ("retrieval", ("fedlab.retrieval",)),

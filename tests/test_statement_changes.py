@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from fedlab.corpus.document import Document
-from fedlab.corpus.timeline import build_timeline
+from fedlab.facts.timeline import build_timeline
 from fedlab.retrieval.changes import (
     asks_about_change,
     changed_section,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fedlab.corpus.timeline import build_timeline
+from fedlab.facts.timeline import build_timeline
 from fedlab.lm.extractive import synthesize_answer
 from fedlab.retrieval.changes import policy_statements
 from fedlab.retrieval.mentions import StatementReader, clauses, quoted, said_in, said_section

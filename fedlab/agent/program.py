@@ -280,7 +280,7 @@ class AgentProgram:
         rate sits in the minutes' directive and implementation note among forty passages, which
         retrieval can miss; its decision sentence is its statement's, which it finds. A sentence a
         shown passage holds whole is not repeated (one cut by the passage's end is)."""
-        from fedlab.corpus.timeline import rates_named
+        from fedlab.facts.timeline import rates_named
 
         timeline = getattr(self.search_access.searcher, "timeline", None)
         if not self.settings.decision_passages or timeline is None or not self.locates or hint is None:
@@ -353,11 +353,11 @@ class AgentProgram:
         return False
 
     def vote_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
-        """For a question about votes (fedlab.corpus.timeline.asks_about_votes) with a bounded date
+        """For a question about votes (fedlab.facts.timeline.asks_about_votes) with a bounded date
         range: the vote record of each policy meeting in it (who voted for, who against and what
         they preferred, who was absent), from the searcher's meeting timeline, under the section
         ``VOTE_SECTION``; none when the range holds more than ``vote_passages`` meetings."""
-        from fedlab.corpus.timeline import VOTE_SECTION, vote_record_span
+        from fedlab.facts.timeline import VOTE_SECTION, vote_record_span
         from fedlab.query.subjects import asks_about_votes
 
         meetings = self.policy_meetings(hint) if self.settings.vote_passages and asks_about_votes(question) else None
@@ -368,12 +368,12 @@ class AgentProgram:
                             for m, doc in zip(meetings, docs))
 
     def balance_sheet_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
-        """For a question about the balance sheet (fedlab.corpus.timeline.asks_about_balance_sheet)
+        """For a question about the balance sheet (fedlab.facts.timeline.asks_about_balance_sheet)
         with a bounded date range: each balance-sheet action of the policy statements in it (asset
         purchases begun, widened, tapered or ended; runoff begun, slowed or ended) with the sentences
         detailing it, from the searcher's meeting timeline, under the section
         ``BALANCE_SHEET_SECTION``; none when the range holds more than ``balance_sheet_passages``."""
-        from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, balance_sheet_span
+        from fedlab.facts.timeline import BALANCE_SHEET_SECTION, balance_sheet_span
         from fedlab.query.subjects import asks_about_balance_sheet
 
         meetings = (self.policy_meetings(hint)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from fedlab.corpus.timeline import size_bp
+from fedlab.facts.timeline import size_bp
 from fedlab.query.request import asks_for_account, split_request
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 

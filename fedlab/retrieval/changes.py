@@ -12,7 +12,7 @@ come in edits: the two statements' sentence sequences are aligned (difflib, the 
 as anchors), and the sentences one statement dropped between two anchors and those the other put
 there are one edit — the new wording of what was dropped ("will be patient …" became "will act as
 appropriate …"), however few words the two share. Consecutive statements are those of the timeline's policy
-decisions read from a statement (fedlab.corpus.timeline), so a facility announcement or a
+decisions read from a statement (fedlab.facts.timeline), so a facility announcement or a
 revised strategy statement is never compared with a policy statement.
 
 An agent hands the changed sentences to its answer step as passages whose section names the

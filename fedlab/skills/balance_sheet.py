@@ -1,11 +1,11 @@
 """Balance-sheet records: what the Committee did with its balance sheet at the meetings a question
 about the balance sheet names, composed from the passages.
 
-The agent hands a question about the balance sheet (fedlab.corpus.timeline.asks_about_balance_sheet:
+The agent hands a question about the balance sheet (fedlab.facts.timeline.asks_about_balance_sheet:
 the balance sheet, asset purchases, taper, runoff, holdings, redemption caps) each balance-sheet
 action of the policy statements in its range, as passages under the section
-fedlab.corpus.timeline.BALANCE_SHEET_SECTION: the action's sentence and the sentences right after
-it that detail it (fedlab.corpus.timeline.balance_sheet_span). They give one line per meeting, in
+fedlab.facts.timeline.BALANCE_SHEET_SECTION: the action's sentence and the sentences right after
+it that detail it (fedlab.facts.timeline.balance_sheet_span). They give one line per meeting, in
 date order, each sentence cited: "March 2025: Beginning in April, the Committee will slow the pace
 of decline of its securities holdings by reducing the monthly redemption cap on Treasury securities
 from $25 billion to $5 billion. [Source 9] The Committee will maintain … [Source 9]"
@@ -13,7 +13,7 @@ No record among the passages: no lines ("").
 """
 from __future__ import annotations
 
-from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, sentences
+from fedlab.facts.timeline import BALANCE_SHEET_SECTION, sentences
 from fedlab.skills.passages import cite_sources, in_section, passage_head
 from fedlab.skills.wording import meeting_labels
 from fedlab.query.frame import QuestionFrame

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from fedlab.corpus.timeline import bp
+from fedlab.facts.timeline import bp
 from fedlab.skills.passages import cite_sources
 from fedlab.skills.rate_path import days_between, MAX_GAP_DAYS, PassageDecision, read_decisions
 from fedlab.skills.wording import bp_text, count_word, in_label, meeting_labels, points_text, range_text

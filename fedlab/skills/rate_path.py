@@ -16,7 +16,7 @@ from the decision sentences in the passages, not picked from them:
 
 * every passage is scanned for the statements' decision sentence ("… decided to raise / lower /
   maintain / keep the target range for the federal funds rate [by N] [from X] to / at Y
-  percent", fedlab.corpus.timeline.DECISION_RE) and, failing that, the directive ("… to
+  percent", fedlab.facts.timeline.DECISION_RE) and, failing that, the directive ("… to
   maintain the federal funds rate in a target range of Y percent"); a passage's meeting is the
   date in its head, unless the minutes reproduce another meeting's statement ("the statement
   below for release … on March 3, 2020") before the sentence;
@@ -47,7 +47,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from fedlab.corpus.timeline import DECISION_RE, DIRECTIVE_RE, VERB_DIRECTION, bp, parse_number, size_bp
+from fedlab.facts.timeline import DECISION_RE, DIRECTIVE_RE, VERB_DIRECTION, bp, parse_number, size_bp
 from fedlab.query.lexicon import MONTH_NAMES
 from fedlab.query.rate_path import _YES_NO, asked_size, asks_rate_path
 from fedlab.skills.passages import cite_sources, passage_head

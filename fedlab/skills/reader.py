@@ -57,13 +57,13 @@ It splits the passages into sentences (a heading — a paragraph of a few words
   asking when is about (fedlab.retrieval.mentions) open the answer with from when to when, the
   first and last statement's sentence and the statement after (fedlab.skills.said_runs); the rest of
   the answer is chosen as usual from the other passages.
-  Votes: a question about votes (fedlab.corpus.timeline.asks_about_votes) that was handed vote
-  records (the agent's, section fedlab.corpus.timeline.VOTE_SECTION) opens with one line per
+  Votes: a question about votes (fedlab.facts.timeline.asks_about_votes) that was handed vote
+  records (the agent's, section fedlab.facts.timeline.VOTE_SECTION) opens with one line per
   meeting (fedlab.skills.votes: unanimous, or how many for and against, who and why, who was
   absent); the rest of the answer is the composed path (rules 1, 1b) or the sentences of rules
   0, 2 and 3 over the other passages, the "Voting for / against" sentences left out.
-  Balance sheet: a question about the balance sheet (fedlab.corpus.timeline.asks_about_balance_sheet)
-  that was handed balance-sheet records (section fedlab.corpus.timeline.BALANCE_SHEET_SECTION: each
+  Balance sheet: a question about the balance sheet (fedlab.facts.timeline.asks_about_balance_sheet)
+  that was handed balance-sheet records (section fedlab.facts.timeline.BALANCE_SHEET_SECTION: each
   action in range — purchases begun, tapered or ended, runoff begun, slowed or ended — with the
   sentences detailing it) opens with one line per meeting in date order (fedlab.skills.balance_sheet),
   after the vote lines; the rest of the answer is chosen as for votes, the records' sentences left out.

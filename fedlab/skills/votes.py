@@ -1,9 +1,9 @@
 """Vote records: how the Committee voted at each meeting a question about votes names, composed
 from the passages.
 
-The agent hands a question about votes (fedlab.corpus.timeline.asks_about_votes: votes, dissents,
+The agent hands a question about votes (fedlab.facts.timeline.asks_about_votes: votes, dissents,
 unanimity) the vote record of each policy meeting in its range, as passages under the section
-fedlab.corpus.timeline.VOTE_SECTION: the statement's "Voting for …" sentence, its "Voting against
+fedlab.facts.timeline.VOTE_SECTION: the statement's "Voting for …" sentence, its "Voting against
 …" sentence and the rest of that paragraph ("Absent and not voting was …"). Each record gives one
 line, in date order: "June 2025: unanimous, 12 voting for [Source 3]." or "July 2025: 9 for, 2
 against — Michelle W. Bowman and Christopher J. Waller, who preferred to lower … [Source 4]; absent
@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fedlab.corpus.timeline import AGAINST_RE, FOR_RE, VOTE_SECTION, WHO_RE, list_after, listed_voters, split_names
+from fedlab.facts.timeline import AGAINST_RE, FOR_RE, VOTE_SECTION, WHO_RE, list_after, listed_voters, split_names
 from fedlab.skills.passages import cite_sources, in_section, passage_head
 from fedlab.skills.wording import in_label, meeting_labels
 from fedlab.query.frame import QuestionFrame
