@@ -50,7 +50,7 @@ and, from the embedder's vectors of the question and of what the answer says (``
   answer_similarity   their cosine similarity, clipped to [0, 1]: whether the answer is about what
                       was asked, in the embedder's sense, where the terms above see only shared
                       words (absent without an embedder; the model then reads it as neutral)
-and, from the reader (its ``composed`` output: fedlab.lm.extractive.synthesize_answer):
+and, from the reader (its ``composed`` output: fedlab.skills.registry.answer):
   answer_composed     the answer holds a part composed from records — a vote record, a rate or
                       administered-rate path, a balance-sheet record, when the statements said
                       something, what they added and dropped — rather than only sentences picked

@@ -353,7 +353,7 @@ class AgentProgram:
         return False
 
     def vote_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
-        """For a question about votes (fedlab.facts.timeline.asks_about_votes) with a bounded date
+        """For a question about votes (fedlab.query.subjects.asks_about_votes) with a bounded date
         range: the vote record of each policy meeting in it (who voted for, who against and what
         they preferred, who was absent), from the searcher's meeting timeline, under the section
         ``VOTE_SECTION``; none when the range holds more than ``vote_passages`` meetings."""
@@ -368,7 +368,7 @@ class AgentProgram:
                             for m, doc in zip(meetings, docs))
 
     def balance_sheet_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
-        """For a question about the balance sheet (fedlab.facts.timeline.asks_about_balance_sheet)
+        """For a question about the balance sheet (fedlab.query.subjects.asks_about_balance_sheet)
         with a bounded date range: each balance-sheet action of the policy statements in it (asset
         purchases begun, widened, tapered or ended; runoff begun, slowed or ended) with the sentences
         detailing it, from the searcher's meeting timeline, under the section

@@ -9,12 +9,12 @@ DSPy's private prompt layout, for no gain, since nothing here is a language mode
 
 - assess_query: dates from the deterministic parser (fedlab.retrieval.dates); intent from a
   small keyword model — fomc when a content word is in the FOMC/monetary/economy vocabulary
-  below (generic verbs such as "cut" or "lower" are left out of it: "lower back pain");
+  (fedlab.query.lexicon; generic verbs such as "cut" or "lower" are left out of it: "lower back pain");
   otherwise unclear when the question names dates or has no content words (the search and its
   confidence decide), else off_topic.
 - reformulate_query: attempt 1 drops the date words and function words (the date range is
   applied as a filter anyway); attempt 2 adds the Committee's own terms for what was asked
-  (VOCABULARY_EXPANSIONS: "decision" and "action" are what "the Committee decided to …", a
+  (fedlab.query.lexicon.VOCABULARY_EXPANSIONS: "decision" and "action" are what "the Committee decided to …", a
   pair the stemmer keeps apart).
 - synthesize_answer: the skills (fedlab.skills.registry) over a reading of the question
   (fedlab.query.frame), the sentence reader (fedlab.skills.reader) last; each answer names the

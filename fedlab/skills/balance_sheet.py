@@ -1,7 +1,7 @@
 """Balance-sheet records: what the Committee did with its balance sheet at the meetings a question
 about the balance sheet names, composed from the passages.
 
-The agent hands a question about the balance sheet (fedlab.facts.timeline.asks_about_balance_sheet:
+The agent hands a question about the balance sheet (fedlab.query.subjects.asks_about_balance_sheet:
 the balance sheet, asset purchases, taper, runoff, holdings, redemption caps) each balance-sheet
 action of the policy statements in its range, as passages under the section
 fedlab.facts.timeline.BALANCE_SHEET_SECTION: the action's sentence and the sentences right after

@@ -2,118 +2,12 @@
 that answers when no composing skill does (fedlab.skills.registry), and the rest of an answer a
 record skill opened.
 
-It splits the passages into sentences (a heading — a paragraph of a few words
-  with no closing punctuation, before prose or ending its passage in capitalised words — is none;
-  a sentence ending in a colon introduces a list and is read with the rest of its passage; a
-  sentence said within one chosen before is not said again; a list of names — those present,
-  voting or holding an office: names_list — only for a question asking who) and ranks them by
-  IDF-weighted overlap with the question's terms plus the expansions above (numbers count double; "United
-  States" read as "U.S."; "market participants" one term, apart from the Committee's participants) and, for each
-  abbreviation the corpus defines (fedlab.corpus.glossary) whose short or long form the question
-  holds, the other form's terms ("IOER" also matches "interest … excess reserve balances"). Date words are
-  not terms (the date range is filtered on): the date expressions themselves — months, days,
-  years, quarters, and a move a date names ("the October 2019 cut") — not the words between
-  the two ends of a range. Rules 2 and 3 also count where the retriever ranked the sentence's
-  passage: it loses ``rank_weight`` (conf/lm/extractive.yaml) of the best sentence's score per
-  RANK_SPAN places below the first (_ranked) — the shared words often differ by one common word,
-  while the ranking weighed the passage's meaning and date. In a question about what the
-  Committee's participants thought, a sentence reporting the staff's or the markets' views (their
-  sections of the minutes, or naming them as its speaker: fedlab.query.speakers) keeps
-  ``report_weight`` of its score. Passages whose section names a
-  statement change (the agent's change passages, fedlab.retrieval.changes) are kept apart for
-  rule 0. Then, first rule that applies:
-  0. statement changes: a question asking about a change (a word of
-     fedlab.retrieval.changes.CHANGE_WORDS: change, shift, evolve, differ, compare, new, revise,
-     …) that was handed change passages (less the roster — who voted for the action, who voted
-     as an alternate — which changes with the rotation, not the policy, unless the question asks
-     about votes: ROSTER) is answered pair of consecutive statements by pair, in
-     date order: "New in June 2019 (since May 2019): …" then "Dropped from May 2019 (by June
-     2019): …", up to MAX_MEETINGS // pairs sentences a side, best first. Only the changed
-     sentences that share a term with the question, when any does (a question naming no topic —
-     "what changed in the statement?" — gets them all), each with the rest of its edit
-     (fedlab.retrieval.changes: the new wording of a dropped sentence, however few terms it
-     shares) — an edit scores as its best sentence; not when their best scores below
-     MEETING_SHARE of the best other sentence (the changes are not about what is asked) — of
-     the best other sentence of the changed documents' kind, when the question names it
-     ("between the June and July statements": a minutes sentence is no rival) — or, when the
-     question asks about one meeting ("what changes to the swap lines were backed on March 15,
-     2020?": its statement's edits or the decisions its minutes record), below the best other
-     sentence itself.
-  1a. hold run (fedlab.skills.hold_run): a question asking how long the range was held is answered by
-     the meeting that set it, the count and list of the meetings that held it and the move that
-     ended the run, each cited, read from the decision sentences in the passages.
-  1. rate path (fedlab.skills.rate_path): a question about the federal funds target range over
-     several meetings that counts moves, asks for the path, which moves there were or whether
-     there was one is
-     answered by a composed summary (count in words, totals in basis and percentage points,
-     from/to ranges in the statements' notation) and one cited clause per meeting, read from
-     the decision sentences in the passages; not when fewer than two decisions in range.
-  1b. administered-rate path (fedlab.skills.administered_path): a question spanning several meetings
-     that names the interest rate on reserve balances, the ON RRP offering rate or the primary
-     credit rate is answered by that rate's value at the first meeting, each change and the last
-     meeting, each cited, read from the implementation notes in the passages; not when fewer than
-     two meetings state it.
-  Statement runs: passages the agent placed in a run of statements that said what a question
-  asking when is about (fedlab.retrieval.mentions) open the answer with from when to when, the
-  first and last statement's sentence and the statement after (fedlab.skills.said_runs); the rest of
-  the answer is chosen as usual from the other passages.
-  Votes: a question about votes (fedlab.facts.timeline.asks_about_votes) that was handed vote
-  records (the agent's, section fedlab.facts.timeline.VOTE_SECTION) opens with one line per
-  meeting (fedlab.skills.votes: unanimous, or how many for and against, who and why, who was
-  absent); the rest of the answer is the composed path (rules 1, 1b) or the sentences of rules
-  0, 2 and 3 over the other passages, the "Voting for / against" sentences left out.
-  Balance sheet: a question about the balance sheet (fedlab.facts.timeline.asks_about_balance_sheet)
-  that was handed balance-sheet records (section fedlab.facts.timeline.BALANCE_SHEET_SECTION: each
-  action in range — purchases begun, tapered or ended, runoff begun, slowed or ended — with the
-  sentences detailing it) opens with one line per meeting in date order (fedlab.skills.balance_sheet),
-  after the vote lines; the rest of the answer is chosen as for votes, the records' sentences left out.
-  Administered rates: a question about one meeting that names the interest rate on reserve
-  balances, the ON RRP offering rate or the primary credit rate opens with the value its notes set
-  there, cited (fedlab.skills.administered_path.administered_values_answer); the rest is chosen as usual
-  (the note itself among the candidates: its other clauses may answer the rest).
-  2. one sentence per meeting: when the question spans several meetings (its date range is a
-     span, a year or several years, or it names two or more different months or days), the
-     sentences are grouped by the meeting date in their passage's head; meetings outside the
-     question's range are dropped when any remain inside it, and a meeting is kept when its
-     best sentence scores at least MEETING_SHARE of the overall best (at most MAX_MEETINGS,
-     the best-scoring ones). In date order, each meeting gives its best sentence — unless that
-     repeats the previous meeting's (same words, numbers aside) and a sentence scoring at least
-     CLOSE_SHARE of it does not: statements repeat boilerplate, the change is in the sentence
-     that differs. A meeting whose best sentence was chosen already joins that sentence (its
-     label and citation) instead of repeating it, and adds its best new sentence scoring at
-     least MEETING_SHARE of the best, if any. With few meetings, each gives up to
-     min(max_sentences, MAX_MEETINGS // meetings) sentences that score at least MEETING_SHARE
-     of the best. Each sentence opens with its meeting(s) ("March 2023: …"; the day too when
-     two meetings share a month). Fewer than two meetings: rule 3.
-  3. otherwise the best 1-``max_sentences`` sentences scoring at least half the best, each with
-     the sentence after it in its passage when that one continues it (CONTINUES: a word or an
-     opening phrase that refers back, "This preference reflected …", "In this scenario, …", "He
-     also noted …"; an opening discourse connective, "However, …"; "also" among its first words,
-     "Governor Miran also expressed …"; or "this / these / such" before a noun among them,
-     "Participants commented that this judgment …"; or naming its subject again, "The path featured
-     …" after "The illustrative tapering path was …": _refers_back — the minutes give a view's
-     reasons and details in the sentences after it), and a sentence that refers back so itself
-     ("These participants noted …", "In addition, …") after the sentence before it, when that one
-     shares a word with the question; for a question asking when (an answer type of
-     date, fedlab.query.answer_types), a sentence holding no date opens with its meeting ("July
-     2023: …"). A question that asks several things ("what did
-     the Committee decide about rates, and how did the statement describe the labor market?": parts
-     split before ", and what / how / was …", asked_parts) keeps each part's best sentence, scored
-     by that part's own terms, among them — from the kind of document the part names, when it
-     names one the passages' titles hold ("the statement", "the minutes"), and a tie going to the
-     sentence the whole question scores higher; the best sentences overall fill the other places.
-     The expected answer type (fedlab.query.answer_types: a rate, an amount, a count, a person asked
-     for): a sentence holding none does not answer the question, so a part asking for one takes its
-     best sentence holding one, and when no sentence chosen holds one the best that does joins them
-     — among the sentences scoring at least MEETING_SHARE of the best, in either case.
-  Every sentence is followed by its [Source N] (a composed or merged one by all its sources);
-  the answer is empty when no sentence shares a content term with the question. A question with
-  no content term but its date ("what did the Fed do in March 2020?") asks what the Committee
-  did: its terms are those of "decided" (VOCABULARY_EXPANSIONS' "action").
-
-Rule 0 is the statement-changes skill (``statement_changes``: docs/skills/statement_changes.md);
-rules 1a, 1, 1b and the openings are the composing skills of fedlab.skills.registry, each with its
-own module and docs page.
+``SentenceReader.answer(frame, passages, said)`` -> (the cited sentences, whether they are the
+statement changes: rule 0). Sentences are ranked by IDF-weighted overlap with the question's terms
+(its date words aside) and the Committee's terms for them (fedlab.query.lexicon); rule 0 says what
+each statement added and dropped, rule 2 one sentence per meeting for a question spanning several,
+rule 3 the best sentences. Every sentence is followed by its [Source N]; the answer is empty when
+no sentence shares a content term with the question. The rules in full: docs/skills/reader.md.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Vote records: how the Committee voted at each meeting a question about votes names, composed
 from the passages.
 
-The agent hands a question about votes (fedlab.facts.timeline.asks_about_votes: votes, dissents,
+The agent hands a question about votes (fedlab.query.subjects.asks_about_votes: votes, dissents,
 unanimity) the vote record of each policy meeting in its range, as passages under the section
 fedlab.facts.timeline.VOTE_SECTION: the statement's "Voting for …" sentence, its "Voting against
 …" sentence and the rest of that paragraph ("Absent and not voting was …"). Each record gives one
