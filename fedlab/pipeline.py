@@ -110,14 +110,14 @@ class Pipeline:
     def statement_changes(self, date_from: str | None, date_to: str, previous: bool = False) -> list:
         """What each policy statement dated in the range changed from the previous one in it
         (``previous``: the first one's change from the statement before the range too)
-        (fedlab.retrieval.changes.StatementChange); empty when the retriever has no timeline."""
-        from fedlab.retrieval.changes import changes_between
+        (fedlab.facts.changes.StatementChange); empty when the retriever has no timeline."""
+        from fedlab.facts.changes import changes_between
 
         return changes_between(self.policy_statements(), date_from, date_to, previous)
 
     def policy_statements(self) -> list:
         """The statements of the timeline's policy decisions, in date order (empty without a timeline)."""
-        from fedlab.retrieval.changes import policy_statements
+        from fedlab.facts.changes import policy_statements
 
         if self._statements is None:
             self._statements = policy_statements(self.timeline, self.corpus.by_id) if self.timeline is not None else []

@@ -7,7 +7,7 @@ import pytest
 
 from fedlab.facts.timeline import build_timeline
 from fedlab.lm.extractive import synthesize_answer
-from fedlab.retrieval.changes import policy_statements
+from fedlab.facts.changes import policy_statements
 from fedlab.retrieval.mentions import StatementReader, clauses, quoted, said_in, said_section
 from statements import ask_agent, statement
 

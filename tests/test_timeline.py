@@ -17,7 +17,8 @@ import pytest
 from fedlab.corpus.document import Document
 from fedlab.query.subjects import asks_about_balance_sheet, asks_about_votes
 from fedlab.facts.records import TIMELINE_VERSION, Decision, Meeting, Span, Timeline
-from fedlab.facts.timeline import ADMINISTERED_RATES, BALANCE_SHEET_ACTIONS, balance_sheet_span, build_timeline, find_dissents, find_voters, parse_number, rates_named, table_row, timeline_key, vote_record_span
+from fedlab.facts.timeline import ADMINISTERED_RATES, BALANCE_SHEET_ACTIONS, balance_sheet_span, build_timeline, find_dissents, find_voters, parse_number, table_row, timeline_key, vote_record_span
+from fedlab.query.subjects import rates_named
 
 from fedlab.pipeline import load_timeline
 

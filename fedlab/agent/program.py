@@ -280,7 +280,7 @@ class AgentProgram:
         rate sits in the minutes' directive and implementation note among forty passages, which
         retrieval can miss; its decision sentence is its statement's, which it finds. A sentence a
         shown passage holds whole is not repeated (one cut by the passage's end is)."""
-        from fedlab.facts.timeline import rates_named
+        from fedlab.query.subjects import rates_named
 
         timeline = getattr(self.search_access.searcher, "timeline", None)
         if not self.settings.decision_passages or timeline is None or not self.locates or hint is None:
@@ -387,12 +387,13 @@ class AgentProgram:
 
     def change_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question spanning several meetings: the sentences each policy statement in its
-        range added to the previous one and those it dropped (fedlab.retrieval.changes), the
+        range added to the previous one and those it dropped (fedlab.facts.changes), the
         section naming the change and its edit; for a question about one meeting that asks about
-        a change (``meeting_changes``; fedlab.retrieval.changes.asks_about_change), what its
+        a change (``meeting_changes``; fedlab.query.subjects.asks_about_change), what its
         statement changed from the previous policy statement. None when the searcher cannot
         tell, the question is undated or its range holds more than ``change_passages`` changes."""
-        from fedlab.retrieval.changes import asks_about_change, dropped_by, new_since
+        from fedlab.facts.changes import dropped_by, new_since
+        from fedlab.query.subjects import asks_about_change
 
         changes_in = getattr(self.search_access.searcher, "statement_changes", None)
         if not self.settings.change_passages or changes_in is None or not self.locates or hint is None:

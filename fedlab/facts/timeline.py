@@ -82,24 +82,6 @@ ADMINISTERED_RATES = {
     "primary_credit": ("the primary credit rate", re.compile(r"\bprimary\s+credit\s+rate" + _SETS, re.I)),
 }
 
-# how a question names each rate (the rate, not its facility or program): the notes' own words and
-# the acronyms the corpus defines for them ("interest on excess reserves (IOER)", "overnight reverse
-# repurchase agreement (ON RRP)")
-RATE_NAMES = {
-    "reserves": re.compile(r"\binterest\s+(?:rates?\s+)?(?:paid\s+)?on\s+"
-                           r"(?:required\s+(?:and\s+(?:excess\s+)?)?|excess\s+)?"
-                           r"reserve(?:\s+balance)?s\b|\bIOER\b|\bIORB\b|\bIORR\b", re.I),
-    "on_rrp": re.compile(r"\b(?:ON\s+)?RRP\s+(?:offering\s+)?rate\b|\breverse\s+repo(?:rchase)?\s+(?:agreement\s+)?"
-                         r"(?:offering\s+)?rate\b|\boffering\s+rate\b", re.I),
-    "primary_credit": re.compile(r"\bprimary\s+credit\s+rate\b|\bdiscount\s+rate\b", re.I),
-}
-
-
-def rates_named(text: str) -> list[str]:
-    """The administered rates ``text`` names, in ADMINISTERED_RATES order."""
-    return [rate for rate, pattern in RATE_NAMES.items() if pattern.search(text)]
-
-
 # -- numbers and ranges ----------------------------------------------------------------------------
 
 _DASH = r"[-‐‑–]"

@@ -63,3 +63,19 @@ BALANCE_SHEET_WORDS_RE = re.compile(
     r"|\b(?:asset|securities|bond|Treasury|MBS|bill)\s+(?:purchases|purchasing|buying)\b"
     r"|\bpurchas\w*\s+(?:of\s+)?(?:Treasur\w*|agency|MBS|mortgage|securities|assets|bonds|bills)\b"
     r"|\bnet\s+purchases\b", re.I)
+# how a question names each rate (the rate, not its facility or program): the notes' own words and
+# the acronyms the corpus defines for them ("interest on excess reserves (IOER)", "overnight reverse
+# repurchase agreement (ON RRP)")
+RATE_NAMES = {
+    "reserves": re.compile(r"\binterest\s+(?:rates?\s+)?(?:paid\s+)?on\s+"
+                           r"(?:required\s+(?:and\s+(?:excess\s+)?)?|excess\s+)?"
+                           r"reserve(?:\s+balance)?s\b|\bIOER\b|\bIORB\b|\bIORR\b", re.I),
+    "on_rrp": re.compile(r"\b(?:ON\s+)?RRP\s+(?:offering\s+)?rate\b|\breverse\s+repo(?:rchase)?\s+(?:agreement\s+)?"
+                         r"(?:offering\s+)?rate\b|\boffering\s+rate\b", re.I),
+    "primary_credit": re.compile(r"\bprimary\s+credit\s+rate\b|\bdiscount\s+rate\b", re.I),
+}
+# the words a question asks about a change with (fedlab.query.subjects.asks_about_change)
+CHANGE_WORDS = frozenset(stem(w) for w in """
+change changed changes shift shifted evolve evolved differ differed difference different compare compared
+new revise revised revision modify modified alter altered update updated amend amended
+""".split())

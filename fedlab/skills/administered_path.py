@@ -2,7 +2,7 @@
 the primary credit rate moved over several meetings, composed from the passages.
 
 A question spanning several meetings (scope span / year / multi_year) that names one of those
-rates (fedlab.facts.timeline.RATE_NAMES: "interest on reserves", "IOER", "ON RRP offering rate",
+rates (fedlab.query.lexicon.RATE_NAMES: "interest on reserves", "IOER", "ON RRP offering rate",
 "primary credit rate", …) is answered from the implementation-note sentences in its passages
 (the agent adds each meeting's from the timeline): every sentence that sets the rate
 (fedlab.facts.timeline.ADMINISTERED_RATES) gives its meeting's value, the meeting being the date
@@ -18,7 +18,8 @@ A question about one meeting gets that meeting's value instead: fedlab.skills.ad
 """
 from __future__ import annotations
 
-from fedlab.facts.timeline import ADMINISTERED_RATES, rates_named, rates_set_in
+from fedlab.facts.timeline import ADMINISTERED_RATES, rates_set_in
+from fedlab.query.subjects import rates_named
 from fedlab.skills.passages import cite_sources, passage_head
 from fedlab.skills.wording import in_label, meeting_labels, times_text
 from fedlab.query.frame import QuestionFrame

@@ -2,7 +2,7 @@
 reserve balances, the ON RRP offering rate or the primary credit rate.
 
 A question about one meeting (its date range is not a span of several) that names such a rate
-(fedlab.facts.timeline.rates_named) is opened with the value the implementation notes among its
+(fedlab.query.subjects.rates_named) is opened with the value the implementation notes among its
 passages set at that meeting — "The ON RRP offering rate was set at 0.3 percent in March 2022
 [Source 9]." — for each rate whose setting the passages hold for exactly one meeting in the
 question's range (fedlab.skills.administered_path.read_rate). The sentence reader picks the rest,
@@ -11,7 +11,7 @@ answer no composing skill gave (fedlab.skills.registry: BESIDE_READER).
 """
 from __future__ import annotations
 
-from fedlab.facts.timeline import rates_named
+from fedlab.query.subjects import rates_named
 from fedlab.query.frame import QuestionFrame
 from fedlab.skills.administered_path import read_rate, subject
 from fedlab.skills.base import SkillAnswer

@@ -21,7 +21,8 @@ from fedlab.query.answer_types import asked_types, held_types
 from fedlab.query.lexicon import QUESTION_WORDS, VOCABULARY_EXPANSIONS
 from fedlab.query.speakers import asks_committee_views, reports_others
 from fedlab.query.subjects import asks_about_votes
-from fedlab.retrieval.changes import CHANGE_WORDS, changed_section
+from fedlab.facts.changes import changed_section
+from fedlab.query.lexicon import CHANGE_WORDS
 from fedlab.retrieval.dates import date_expressions
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 from fedlab.skills.passages import HEAD_LINE, head_of
