@@ -33,6 +33,7 @@ Decisions (FedQuery's workflow, made explicit):
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from dataclasses import dataclass, field, replace
@@ -52,6 +53,7 @@ from fedlab.query.shorthand import read_shorthand
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
 from fedlab.agent.types import EVIDENCE_ABSTENTIONS, AgentAnswer, Citation
 from fedlab.errors import FedlabError
+from fedlab.facts.passage import FactPassage
 from fedlab.index.filter import MetadataFilter
 from fedlab.index.tokens import Tokenizer
 from fedlab.retrieval.dates import date_expressions, impossible_dates, numeric_date_tokens, question_dates
@@ -80,8 +82,9 @@ class _Attempt:
     p_answerable: float | None  # the answerability model's P(the documents answer it) (None: no model)
 
 
-# a passage added to the retrieved ones: (the passage holding a sentence, its span, the section to show; None: its own)
-ExtraPassage = tuple[Hit, tuple[int, int], str | None]
+# a passage added to the retrieved ones: (the passage holding a sentence, its span, the section to show (None: its
+# own), the record it states (fedlab.facts.passage; None: none))
+ExtraPassage = tuple[Hit, tuple[int, int], str | None, Any]
 
 
 def hint_from(prediction, question: str) -> DateHint | None:
@@ -320,14 +323,14 @@ class AgentProgram:
         """Whether the searcher can name the indexed chunk holding a span (``located`` asks it)."""
         return getattr(self.search_access.searcher, "chunk_at", None) is not None
 
-    def located(self, placed: Iterable[tuple[Any, str | None]]) -> list[ExtraPassage]:
+    def located(self, placed: Iterable[tuple[Any, str | None]], records: Iterable[Any] | None = None) -> list[ExtraPassage]:
         """A passage for each (span, section to show; None: its chunk's) whose span (None: skipped)
-        lies in an indexed chunk."""
+        lies in an indexed chunk, with the record it states (``records``, in the same order)."""
         out = []
-        for span, section in placed:
+        for (span, section), record in zip(placed, records if records is not None else itertools.repeat(None)):
             chunk = self.search_access.searcher.chunk_at(span.doc_id, span.start) if span is not None else None
             if chunk is not None:
-                out.append((Hit(chunk, 0.0), (span.start, span.end), section))
+                out.append((Hit(chunk, 0.0), (span.start, span.end), section, record))
         return out
 
     def records_dissent(self, question: str, hint: DateHint | None, terms: QuestionTerms | None) -> bool:
@@ -358,14 +361,17 @@ class AgentProgram:
         they preferred, who was absent), from the searcher's meeting timeline, under the section
         ``VOTE_SECTION``; none when the range holds more than ``vote_passages`` meetings."""
         from fedlab.facts.timeline import VOTE_SECTION, vote_record_span
+        from fedlab.facts.votes import read_vote
         from fedlab.query.subjects import asks_about_votes
 
         meetings = self.policy_meetings(hint) if self.settings.vote_passages and asks_about_votes(question) else None
         if not meetings or len(meetings) > int(self.settings.vote_passages):
             return []
         docs = [self.search_access.document(m.decision.sentence.doc_id) for m in meetings]
-        return self.located((vote_record_span(doc, m.decision) if doc is not None else None, VOTE_SECTION)
-                            for m, doc in zip(meetings, docs))
+        spans = [vote_record_span(doc, m.decision) if doc is not None else None for m, doc in zip(meetings, docs)]
+        records = [read_vote(doc.text[span.start:span.end]) if span is not None else None
+                   for doc, span in zip(docs, spans)]
+        return self.located(((span, VOTE_SECTION) for span in spans), records)
 
     def balance_sheet_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question about the balance sheet (fedlab.query.subjects.asks_about_balance_sheet)
@@ -373,6 +379,7 @@ class AgentProgram:
         purchases begun, widened, tapered or ended; runoff begun, slowed or ended) with the sentences
         detailing it, from the searcher's meeting timeline, under the section
         ``BALANCE_SHEET_SECTION``; none when the range holds more than ``balance_sheet_passages``."""
+        from fedlab.facts.balance_sheet import read_balance_sheet
         from fedlab.facts.timeline import BALANCE_SHEET_SECTION, balance_sheet_span
         from fedlab.query.subjects import asks_about_balance_sheet
 
@@ -382,8 +389,10 @@ class AgentProgram:
         if len(actions) > int(self.settings.balance_sheet_passages):
             return []
         docs = [self.search_access.document(a.span.doc_id) for a in actions]
-        return self.located((balance_sheet_span(doc, a) if doc is not None else None, BALANCE_SHEET_SECTION)
-                            for a, doc in zip(actions, docs))
+        spans = [balance_sheet_span(doc, a) if doc is not None else None for a, doc in zip(actions, docs)]
+        records = [read_balance_sheet(doc.text[span.start:span.end]) if span is not None else None
+                   for doc, span in zip(docs, spans)]
+        return self.located(((span, BALANCE_SHEET_SECTION) for span in spans), records)
 
     def change_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question spanning several meetings: the sentences each policy statement in its
@@ -555,14 +564,15 @@ class AgentProgram:
         extra = (self.decision_hits(question, hint, hits) + self.change_hits(question, hint)
                  + self.vote_hits(question, hint) + self.balance_sheet_hits(question, hint)
                  + self.said_hits(runs))
-        docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
+        docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, *_ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
-        for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):
+        for c, (hit, (start, end), section, record) in zip(docs[len(hits):], extra):
             doc = self.search_access.document(hit.chunk.doc_id)
             sentence = doc.text[start:end] if doc is not None else c.text
-            passages.append(format_passage(c.n, c.title, c.meeting_date, section or c.section, sentence))
+            passage = format_passage(c.n, c.title, c.meeting_date, section or c.section, sentence)
+            passages.append(FactPassage(passage, record) if record is not None and doc is not None else passage)
         if extra:
-            base["retrieved_chunk_ids"] = list(dict.fromkeys([*retrieved, *(h.chunk.chunk_id for h, _, _ in extra)]))
+            base["retrieved_chunk_ids"] = list(dict.fromkeys([*retrieved, *(h.chunk.chunk_id for h, *_ in extra)]))
         with self.backend.context():
             t = time.perf_counter()
             drafted = self.synthesize_answer(question=question, passages=passages)
@@ -572,7 +582,7 @@ class AgentProgram:
         base["skill"], base["skills"] = skill, list(getattr(drafted, "skills", None) or [skill])
 
         t = time.perf_counter()
-        shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, _, _ in extra]
+        shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, *_ in extra]
         grounded = ground_citations(str(draft or ""), shown, set(base["retrieved_chunk_ids"]))
         citations = [Citation(n, **{k: v for k, v in vars(docs[pos - 1]).items() if k != "n"})
                      for n, pos in enumerate(grounded.cited, start=1)]

@@ -13,7 +13,9 @@ No record among the passages: no lines ("").
 """
 from __future__ import annotations
 
-from fedlab.facts.timeline import BALANCE_SHEET_SECTION, sentences
+from fedlab.facts.balance_sheet import BalanceSheetRecord, read_balance_sheet
+from fedlab.facts.passage import record_of
+from fedlab.facts.timeline import BALANCE_SHEET_SECTION
 from fedlab.skills.passages import cite_sources, in_section, passage_head
 from fedlab.skills.wording import meeting_labels
 from fedlab.query.frame import QuestionFrame
@@ -24,18 +26,24 @@ def is_balance_sheet_record(passage: str) -> bool:
     return in_section(passage, BALANCE_SHEET_SECTION)
 
 
+def is_balance_sheet_passage(passage: str) -> bool:
+    """A balance-sheet record the agent handed over: a passage stating a BalanceSheetRecord, or one
+    handed as text under the section BALANCE_SHEET_SECTION."""
+    return record_of(passage, BalanceSheetRecord) is not None or is_balance_sheet_record(passage)
+
+
 def recorded_sentences(passages: list[str]) -> list[tuple[int, str, str]]:
     """(source number, meeting date, sentence) of each sentence of the balance-sheet records, in
-    the passages' order (a sentence two records hold, once)."""
+    the passages' order (a sentence two records hold, once): the record a passage states, or one
+    read from a passage handed as text."""
     out, seen = [], set()
     for i, passage in enumerate(passages):
-        if not is_balance_sheet_record(passage):
+        if not is_balance_sheet_passage(passage):
             continue
         n, meeting, _, body = passage_head(passage, i)
         if meeting is None:
             continue
-        for s, e in sentences(body):
-            sentence = " ".join(body[s:e].split())
+        for sentence in (record_of(passage, BalanceSheetRecord) or read_balance_sheet(body)).sentences:
             if sentence.lower() not in seen:
                 seen.add(sentence.lower())
                 out.append((n, meeting, sentence))
@@ -72,7 +80,7 @@ class BalanceSheet:
         if not text:
             return None
         said = {sentence.lower() for _, _, sentence in recorded}
-        return SkillAnswer(text, [p for p in passages if not is_balance_sheet_record(p)],
+        return SkillAnswer(text, [p for p in passages if not is_balance_sheet_passage(p)],
                            said=lambda sentence: " ".join(sentence.split()).lower() in said)
 
 
