@@ -444,9 +444,9 @@ class AgentProgram:
     def said_hits(self, runs: list) -> list[ExtraPassage]:
         """For each of ``runs`` (statement_runs): the first and the last statement that said it and
         the statement after them, the section naming each one's place in the run."""
-        from fedlab.retrieval.mentions import said_section
+        from fedlab.retrieval.mentions import said_place, said_section
 
-        out = []  # (span, section)
+        out, places = [], []  # (span, section); the place each states
         for number, run in enumerate(runs, start=1):
             placed = [("first", run.first)]
             if run.last != run.first:
@@ -454,7 +454,8 @@ class AgentProgram:
             if run.after is not None:
                 placed.append(("after" if run.reworded else "dropped", run.after))
             out += [(said, said_section(run, number, role)) for role, said in placed]
-        return self.located(out)
+            places += [said_place(run, number, role) for role, _ in placed]
+        return self.located(out, places)
 
     def citation(self, n: int, hit: Hit) -> Citation:
         chunk = hit.chunk

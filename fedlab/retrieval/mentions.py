@@ -128,7 +128,7 @@ def said_section(run: StatementRun, number: int, role: str) -> str:
 
 @dataclass(frozen=True)
 class SaidPlace:
-    """A passage's place in a run, read back from its section (``said_in``)."""
+    """A passage's place in a run (``said_place``), read back from its section (``said_in``)."""
 
     saying: int  # statements that said it
     statements: int  # statements from the first to the last
@@ -137,6 +137,13 @@ class SaidPlace:
     run: int  # the run's number among the question's, from 1
     role: str  # one of ROLES
     opens_range: bool  # the first statement is the first one searched
+
+
+def said_place(run: StatementRun, number: int, role: str) -> SaidPlace:
+    """The place of the passage holding the ``role`` sentence of ``run`` (``number``: its place among
+    the question's runs, from 1): the record its section (``said_section``) states."""
+    return SaidPlace(len(run.said), run.statements, run.first.meeting_date, run.last.meeting_date, number, role,
+                     role == "first" and run.opens_range)
 
 
 def said_in(section: str | None) -> SaidPlace | None:

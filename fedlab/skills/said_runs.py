@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fedlab.query.lexicon import NUMBER_WORDS
-from fedlab.skills.wording import count_word, meeting_labels
-from fedlab.retrieval.mentions import SaidPlace, said_in
+from fedlab.facts.passage import record_of
 from fedlab.query.frame import QuestionFrame
+from fedlab.query.lexicon import NUMBER_WORDS
+from fedlab.retrieval.mentions import SaidPlace, said_in
 from fedlab.skills.base import SkillAnswer
 from fedlab.skills.passages import read_passage
+from fedlab.skills.wording import count_word, meeting_labels
 
 
 @dataclass(frozen=True)
@@ -30,12 +31,13 @@ class SaidPassage:
 
 
 def split_said(passages: list[str], read) -> tuple[list[SaidPassage], list[str]]:
-    """The passages placed in a run, and the others; ``read(passage) -> (source n, meeting date,
-    section, text)`` parses one (the reader's own head parser)."""
+    """The passages placed in a run — the place a passage states (fedlab.facts.passage), or the one
+    its section names — and the others; ``read(passage) -> (source n, meeting date, section, text)``
+    parses one."""
     said, rest = [], []
     for passage in passages:
         n, meeting, section, text = read(passage)
-        place = said_in(section)
+        place = record_of(passage, SaidPlace) or said_in(section)
         if place is None or meeting is None or n is None:
             rest.append(passage)
         else:
@@ -91,7 +93,7 @@ class SaidRuns:
     in a run of statements (so it applies whenever it is handed them); those passages are its alone."""
 
     name = "said_run"
-    needs = "the passages the agent places in a run of statements (fedlab.retrieval.mentions.said_section)"
+    needs = "the passages the agent places in a run of statements, each stating its SaidPlace (fedlab.retrieval.mentions)"
 
     def applies(self, frame: QuestionFrame) -> bool:
         return True
