@@ -57,7 +57,7 @@ _WHICH = re.compile(
     r"|\bwhen\s+(?:did|was|were)\b[^?]*\b(?:rais\w*|hik\w*|cut|lower\w*|reduc\w*|increas\w*|mov\w*)\b", re.I)
 # a yes/no question: "did the Committee change the target range between A and B?", "between A and B, did
 # the FOMC raise rates?"; the verb says which moves answer yes
-_YES_NO = re.compile(
+YES_NO = re.compile(
     r"(?:^|[,;:]\s*)(?:did|has|have|had)\b[^?]*?\b(?:(?P<raise>rais\w*|hik\w*|increas\w*|tighten\w*)"
     r"|(?P<cut>cut|cuts|cutting|lower\w*|reduc\w*|decreas\w*|eas(?:e|ed|ing))"
     r"|chang\w*|mov\w*|adjust\w*|alter\w*)\b", re.I)
@@ -101,7 +101,7 @@ def asks_rate_path(question: str, hint=None) -> str | None:
         return "count"
     if _WHICH.search(question):
         return "which"
-    if _YES_NO.search(question):
+    if YES_NO.search(question):
         return "yes_no"
     if _PATH.search(question) or asks_for_account(question):
         return "path"

@@ -19,11 +19,11 @@ A question about one meeting gets that meeting's value instead: fedlab.skills.ad
 from __future__ import annotations
 
 from fedlab.facts.timeline import ADMINISTERED_RATES, rates_set_in
+from fedlab.query.frame import QuestionFrame
 from fedlab.query.subjects import rates_named
+from fedlab.skills.base import SkillAnswer
 from fedlab.skills.passages import cite_sources, passage_head
 from fedlab.skills.wording import in_label, meeting_labels, times_text
-from fedlab.query.frame import QuestionFrame
-from fedlab.skills.base import SkillAnswer
 
 
 def read_rate(rate: str, passages: list[str]) -> dict[str, tuple[float, str, int]]:

@@ -11,8 +11,8 @@ answer no composing skill gave (fedlab.skills.registry: BESIDE_READER).
 """
 from __future__ import annotations
 
-from fedlab.query.subjects import rates_named
 from fedlab.query.frame import QuestionFrame
+from fedlab.query.subjects import rates_named
 from fedlab.skills.administered_path import read_rate, subject
 from fedlab.skills.base import SkillAnswer
 from fedlab.skills.passages import cite_sources

@@ -16,10 +16,10 @@ from __future__ import annotations
 from fedlab.facts.balance_sheet import BalanceSheetRecord, read_balance_sheet
 from fedlab.facts.passage import record_of
 from fedlab.facts.timeline import BALANCE_SHEET_SECTION
-from fedlab.skills.passages import cite_sources, in_section, passage_head
-from fedlab.skills.wording import meeting_labels
 from fedlab.query.frame import QuestionFrame
 from fedlab.skills.base import SkillAnswer
+from fedlab.skills.passages import cite_sources, in_section, passage_head
+from fedlab.skills.wording import meeting_labels
 
 
 def is_balance_sheet_record(passage: str) -> bool:

@@ -22,12 +22,12 @@ from __future__ import annotations
 import re
 
 from fedlab.facts.timeline import bp
-from fedlab.skills.passages import cite_sources
-from fedlab.skills.rate_path import days_between, MAX_GAP_DAYS, PassageDecision, read_decisions
-from fedlab.skills.wording import bp_text, count_word, in_label, meeting_labels, points_text, range_text
-from fedlab.retrieval.events import asks_hold_run, named_range
 from fedlab.query.frame import QuestionFrame
+from fedlab.retrieval.events import asks_hold_run, named_range
 from fedlab.skills.base import SkillAnswer
+from fedlab.skills.passages import cite_sources
+from fedlab.skills.rate_path import MAX_GAP_DAYS, PassageDecision, days_between, read_decisions
+from fedlab.skills.wording import bp_text, count_word, in_label, meeting_labels, points_text, range_text
 
 
 # the question says where the run starts, by an event the search resolved ("once the Fed made its

@@ -48,12 +48,12 @@ from dataclasses import dataclass
 from datetime import date
 
 from fedlab.facts.timeline import DECISION_RE, DIRECTIVE_RE, VERB_DIRECTION, bp, parse_number, size_bp
+from fedlab.query.frame import QuestionFrame
 from fedlab.query.lexicon import MONTH_NAMES
-from fedlab.query.rate_path import _YES_NO, asked_size, asks_rate_path
+from fedlab.query.rate_path import YES_NO, asked_size, asks_rate_path
+from fedlab.skills.base import SkillAnswer
 from fedlab.skills.passages import cite_sources, passage_head
 from fedlab.skills.wording import bp_text, count_word, in_label, meeting_labels, points_text, range_text, times_text
-from fedlab.query.frame import QuestionFrame
-from fedlab.skills.base import SkillAnswer
 
 MAX_GAP_DAYS = 63  # scheduled meetings are at most eight weeks apart (56 days in 2019-2025)
 
@@ -212,7 +212,7 @@ def _yes_no(question: str, hint, steps: list[Step], complete: bool) -> str:
     from the event)."""
     if hint is None or hint.date_from is None:
         return ""
-    m = _YES_NO.search(question)
+    m = YES_NO.search(question)
     asked = {"raise"} if m and m.group("raise") else {"cut"} if m and m.group("cut") else {"raise", "cut"}
     moved = any(s.direction in asked for s in steps)
     return "Yes. " if moved else "No. " if complete else ""

@@ -16,13 +16,12 @@ import re
 from typing import Callable
 
 from fedlab.chunking.splitting import sentence_spans
+from fedlab.facts.changes import changed_section
 from fedlab.index.tokens import Tokenizer, stem
 from fedlab.query.answer_types import asked_types, held_types
-from fedlab.query.lexicon import QUESTION_WORDS, VOCABULARY_EXPANSIONS
+from fedlab.query.lexicon import CHANGE_WORDS, QUESTION_WORDS, VOCABULARY_EXPANSIONS
 from fedlab.query.speakers import asks_committee_views, reports_others
 from fedlab.query.subjects import asks_about_votes
-from fedlab.facts.changes import changed_section
-from fedlab.query.lexicon import CHANGE_WORDS
 from fedlab.retrieval.dates import date_expressions
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES
 from fedlab.skills.passages import HEAD_LINE, head_of

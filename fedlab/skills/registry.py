@@ -57,7 +57,8 @@ def answer(frame: QuestionFrame, passages: list[str], reader: SentenceReader) ->
         rest = composed or reader.answer(frame, passages, _any(leave_out))[0]
         credited = ([by] if composed else []) + [name for name in CREDIT if name in said]
         lines = [said[name] for name in opened] + ([rest] if rest else [])
-        return {"answer": " ".join(lines), "composed": True, "skill": credited[0], "skills": credited + ([] if composed else [READER])}
+        return {"answer": " ".join(lines), "composed": True, "skill": credited[0],
+                "skills": credited + ([] if composed else [READER])}
     rest, changes = reader.answer(frame, passages)
     credited = [name for name, part in ((said_runs.SKILL.name, said.get(said_runs.SKILL.name)), (CHANGES, changes))
                 if part] + [READER]

@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from fedlab.facts.passage import record_of
 from fedlab.facts.timeline import VOTE_SECTION
 from fedlab.facts.votes import VoteRecord, read_vote
-from fedlab.skills.passages import cite_sources, in_section, passage_head
-from fedlab.skills.wording import in_label, meeting_labels
 from fedlab.query.frame import QuestionFrame
 from fedlab.skills.base import SkillAnswer
+from fedlab.skills.passages import cite_sources, in_section, passage_head
+from fedlab.skills.wording import in_label, meeting_labels
 
 FULL_LINES = 3  # meetings that each get a line whatever their vote
 VOTE_SENTENCE = re.compile(r"\s*(?:Voting\s+(?:for|against)|Absent\s+and\s+not\s+voting)\b")  # what a record states

@@ -25,7 +25,8 @@ def build_report(config: str, overrides: list[str], roles: tuple[str, ...], name
     from fedlab.evaluation.gates import DEFAULT_RECORD, read_record
     from fedlab.evaluation.report.reads import test_reads
     from fedlab.evaluation.report.render import markdown, write_figures
-    from fedlab.evaluation.report.run import Report, changed_against, compare_against, earlier_runs, evaluate_sets, plan, summarise
+    from fedlab.evaluation.report.run import (Report, changed_against, compare_against, earlier_runs, evaluate_sets,
+                                              plan, summarise)
     from fedlab.io import write_json, write_text
     from fedlab.tracking import default_tracking_uri
 
