@@ -6,6 +6,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 
+from fedlab import spans
 from fedlab.agent.types import AgentAnswer
 from fedlab.errors import FedlabError, utf8_problem
 
@@ -103,7 +104,9 @@ def answer_question(cfg, question: str) -> Answering:
         try:
             agent = build_agent(cfg, search=search, backend=build_backend(cfg))
             try:
-                answer = agent(question)
+                with spans.question(None, question) as root:  # a trace with `ask --trace` (fedlab.spans)
+                    answer = agent(question)
+                    root.set_outputs(answer.outputs())
             except OverflowError:  # a date read from the question, widened past date.max / date.min
                 raise FedlabError("a date in the question is out of range: ask about dates between "
                                   "1900 and 2200") from None
