@@ -41,6 +41,7 @@ AGENT_MODEL_NAME = "fedlab-production"
 # the config groups that make an agent version (its pipeline, its agent and its reader)
 VERSION_GROUPS = ("chunker", "embedder", "index", "bm25", "retriever", "reranker", "agent", "lm")
 VERSION_TAG = "fedlab.version_key"
+NO_OP_TRACE_ID = "MLFLOW_NO_OP_SPAN_TRACE_ID"  # mlflow.entities.span.NO_OP_SPAN_TRACE_ID: a span MLflow did not record
 
 
 def check_traces(mode: Any, sample: Any = 20) -> None:
@@ -129,6 +130,9 @@ class Tracer:
         # MLflow drops a trace when its export queue (1000 tasks) is full: an evaluation of a
         # thousand questions on a slow store must keep every one
         os.environ.setdefault("MLFLOW_ASYNC_TRACE_LOGGING_MAX_QUEUE_SIZE", "100000")
+        # ... and writes with ten threads by default: a sqlite store takes one writer at a time, and a
+        # server's connection pool (10) overflows with a warning; two keep up with an evaluation
+        os.environ.setdefault("MLFLOW_ASYNC_TRACE_LOGGING_MAX_WORKERS", "2")
         import mlflow
         from mlflow.entities import AssessmentSource, AssessmentSourceType
 
@@ -140,7 +144,8 @@ class Tracer:
         self._secrets = secret_values()
         self._code = AssessmentSource(source_type=AssessmentSourceType.CODE, source_id=source)
         self._human = AssessmentSource(source_type=AssessmentSourceType.HUMAN, source_id="question set")
-        self.trace_ids: dict[str, str] = {}  # question id -> its trace
+        self.trace_ids: dict[str, str] = {}  # question id (an ask's: "ask") -> its trace
+        self.shown_uri = ""  # the store, as messages say it
 
     # -- what fedlab.spans asks of a recorder ------------------------------------------------
     def wants(self, qid: str | None) -> bool:
@@ -160,8 +165,8 @@ class Tracer:
                     model_id=self.model_id)
             except Exception as exc:  # noqa: BLE001 — a trace without its tags is still a trace
                 log.debug("could not tag the trace: %s", exc)
-            if qid is not None:
-                self.trace_ids[str(qid)] = span.trace_id
+            if getattr(span, "trace_id", None) and span.trace_id != NO_OP_TRACE_ID:  # not a span MLflow left out
+                self.trace_ids["ask" if qid is None else str(qid)] = span.trace_id
             yield recorded
 
     @contextmanager
@@ -233,6 +238,27 @@ def open_tracer(cfg, questions: Sequence[Any], tags: dict[str, str] | None = Non
     return Tracer(mode, sample, [q.id for q in questions], tags=tags, model_id=model_id)
 
 
+@contextmanager
+def traced_ask(cfg) -> Iterator[Tracer]:
+    """``python -m fedlab.ask --trace``: the question answered inside is a trace in the config's
+    tracking store and experiment (no run), linked to the agent version of the config when it was
+    exported there. ``tracer.trace_ids`` holds its id afterwards (key ``ask``)."""
+    from omegaconf import OmegaConf
+
+    from fedlab.tracking import Tracker
+
+    if "mlflow" not in cfg or cfg.mlflow is None:
+        raise FedlabError("--trace needs a tracking store and this config has no mlflow group: add "
+                          "--set +mlflow=default (MLFLOW_TRACKING_URI, else the local mlflow.db)")
+    tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # an unreachable store: one line
+    model_id = find_agent_version(tracker.mlflow, OmegaConf.to_container(cfg, resolve=True))
+    tracer = Tracer("all", tags={"fedlab.source": "ask"}, model_id=model_id, source="fedlab.ask")
+    tracer.shown_uri = tracker.shown_uri
+    with spans.recording(tracer):
+        yield tracer
+    tracer.flush()
+
+
 # -- the question set as a dataset input -----------------------------------------------------
 def log_dataset(mlflow: Any, questions: Sequence[Any], name: str, digest: str, source: str | None,
                 role: str, split: str, ids: str | None = None) -> Any:
@@ -250,6 +276,36 @@ def log_dataset(mlflow: Any, questions: Sequence[Any], name: str, digest: str, s
     tags = {"role": role, "split": split, **({"ids": str(ids)} if ids else {})}
     mlflow.log_input(dataset, context=role, tags=tags)
     return dataset
+
+
+def register_question_set(mlflow: Any, tracking_uri: str, questions: Sequence[Any], name: str, digest: str,
+                          split: str, ids: str | None, experiment_id: str) -> str | None:
+    """A registered question set as an MLflow evaluation dataset (the experiment's Datasets tab):
+    each question a record, its inputs the question, its expectations whether the documents answer
+    it, its key facts, the expected answer and the evidence (document and quote). One dataset per
+    set, version (``digest``), split and ids, created by the first evaluation of it in the store.
+    Returns its id."""
+    from mlflow.genai.datasets import create_dataset, search_datasets
+
+    from fedlab.tracking import _setting_up
+
+    tags = {"fedlab.digest": digest, "fedlab.split": split, "fedlab.ids": str(ids or "")}
+    # (a dataset's tag filter takes a dotted key as it is: no backticks)
+    wanted = (f"name = '{name}' AND tags.fedlab.digest = '{digest}' AND tags.fedlab.split = '{split}'"
+              f" AND tags.fedlab.ids = '{tags['fedlab.ids']}'")
+    with _setting_up(tracking_uri):  # two jobs of a sweep starting at once create it once
+        found = search_datasets(filter_string=wanted, max_results=1)
+        if found:
+            return found[0].dataset_id
+        dataset = create_dataset(name=name, experiment_id=experiment_id, tags=tags)
+        dataset.merge_records([{
+            "inputs": {"question": q.question},
+            "expectations": {"answerable": bool(q.answerable), "key_facts": list(q.key_facts),
+                             "expected_response": q.answer,
+                             "evidence": [{"doc_id": e.doc_id, "quote": e.quote} for e in q.evidence]},
+            "tags": {"id": q.id, "category": q.category, "split": q.split},
+        } for q in questions])
+        return dataset.dataset_id
 
 
 # -- agent versions ----------------------------------------------------------------------------

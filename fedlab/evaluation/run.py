@@ -151,33 +151,46 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
 
 
 def _inputs(tracker, cfg: DictConfig, resolved: dict, questions, data_hash: str, role: str):
-    """The run's inputs in MLflow: the question set as its dataset (name, the set's hash as digest,
-    its file, role and split) and, for an exported production config, the agent version it
-    evaluates (fedlab.tracing.find_agent_version). (the dataset, the model id or None); a store that
-    cannot take them is said on the log, and the evaluation goes on."""
+    """The run's inputs in MLflow: the question set as its dataset input (name, the set's hash as
+    digest, its file, role and split); a registered set also as an evaluation dataset with its
+    answer key; and, for an exported production config, the agent version it evaluates
+    (fedlab.tracing). Returns (the dataset, the model id or None). What a store cannot take is said
+    on the log, and the evaluation goes on."""
     import logging
 
-    from fedlab.tracing import find_agent_version, log_dataset
-
     from fedlab.config import registered_dataset_file
+    from fedlab.tracing import find_agent_version, log_dataset, register_question_set
 
-    dataset = model_id = None
+    def attempt(what: str, step):
+        try:
+            return step()
+        except Exception as exc:  # noqa: BLE001 — the run's metrics and artifacts matter more
+            logging.getLogger(__name__).warning("could not log %s to MLflow: %s", what,
+                                                (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200])
+            return None
+
     name, source = str(cfg.dataset.get("name") or ""), cfg.dataset.get("path") or None
     own = registered_dataset_file(name)
-    if source is not None and (own is None or Path(str(source)).resolve() != own.resolve()):
+    registered = source is not None and own is not None and Path(str(source)).resolve() == own.resolve()
+    if source is not None and not registered:
         name = Path(str(source)).stem  # a file of its own, not the registered set's
-    try:
-        dataset = log_dataset(tracker.mlflow, questions, name, data_hash, None if source is None else str(source),
-                              role, str(cfg.dataset.split), cfg.dataset.get("ids"))
+    split, ids = str(cfg.dataset.split), cfg.dataset.get("ids")
+    dataset = attempt("the run's dataset", lambda: log_dataset(
+        tracker.mlflow, questions, name or "questions", data_hash, None if source is None else str(source), role,
+        split, ids))
+    if registered:
+        attempt(f"the question set {name} as an evaluation dataset", lambda: register_question_set(
+            tracker.mlflow, tracker.tracking_uri, questions, name, data_hash, split, ids, tracker.experiment_id))
+
+    def version() -> str | None:
         model_id = find_agent_version(tracker.mlflow, resolved)
         if model_id is not None:
             from mlflow.entities import LoggedModelInput
 
             tracker.mlflow.log_input(model=LoggedModelInput(model_id=model_id))
-    except Exception as exc:  # noqa: BLE001 — the run's metrics and artifacts matter more
-        logging.getLogger(__name__).warning("could not log the run's dataset or agent version to MLflow: %s",
-                                            (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200])
-    return dataset, model_id
+        return model_id
+
+    return dataset, attempt("the run's agent version", version)
 
 
 def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str, tracer=None):
