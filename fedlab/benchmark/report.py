@@ -9,6 +9,8 @@ from fedlab.benchmark.ann import AnnRow
 from fedlab.benchmark.cold_start import ColdStart
 from fedlab.benchmark.embedders import CacheTiming, ThroughputRow
 from fedlab.benchmark.sweep_cost import SweepCost
+from fedlab.benchmark.trace_cost import TARGET as TRACE_TARGET
+from fedlab.benchmark.trace_cost import TraceCost
 
 # Parameters shown in the tables (the JSON rows carry all of them).
 SHOWN = {
@@ -40,6 +42,7 @@ class BenchResult:
     k: int = 5
     cold_start: ColdStart | None = None
     sweep_cost: SweepCost | None = None
+    trace_cost: TraceCost | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -53,7 +56,8 @@ class BenchResult:
         return {"context": self.context, "throughput": [t.to_json() for t in self.throughput],
                 "cache": self.cache.to_json() if self.cache else None,
                 "cold_start": self.cold_start.to_json() if self.cold_start else None,
-                "sweep_cost": self.sweep_cost.to_json() if self.sweep_cost else None}
+                "sweep_cost": self.sweep_cost.to_json() if self.sweep_cost else None,
+                "trace_cost": self.trace_cost.to_json() if self.trace_cost else None}
 
 
 def shown_params(row: AnnRow) -> str:
@@ -197,6 +201,7 @@ def markdown(result: BenchResult) -> str:
         ]
     out += cold_start_section(result.cold_start)
     out += sweep_cost_section(result.sweep_cost)
+    out += trace_cost_section(result.trace_cost)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -242,6 +247,27 @@ def sweep_cost_section(c: SweepCost | None) -> list[str]:
                    "per config warm s", "cold / unique"],
                   [[c.study, str(c.n_configs), _f(c.cold_wall_s, 1), _f(c.warm_wall_s, 1), _f(c.unique_build_s, 1),
                     _f(c.per_config_cold_s, 2), _f(c.per_config_warm_s, 2), ratio]]),
+        "",
+    ]
+
+
+def trace_cost_section(c: TraceCost | None) -> list[str]:
+    if c is None:
+        return []
+    rounds = len(c.seconds["off"])
+    return [
+        "## Tracing cost",
+        "",
+        f"`{c.command}`: the {c.config} config evaluated on its {c.n_questions} questions in a subprocess, with "
+        f"every question traced (`eval.traces=all`: a trace per question with its spans, retrieved passages and "
+        f"assessments, stored before the process ends) and with none (`off`), {rounds} round(s) after an untimed "
+        f"warm-up, the order alternating by round, one sqlite tracking store. Median wall per setting; overhead = "
+        f"all / off − 1 (target ≤ {TRACE_TARGET:.0%}). Choose the config with "
+        f"`make bench BENCH_ARGS='trace_cost.config=evaluate'`.",
+        "",
+        _md_table(["config", "questions", "off s", "all s", "all / off", "overhead"],
+                  [[c.config, str(c.n_questions), _f(c.median("off"), 1), _f(c.median("all"), 1), f"{c.ratio:.3f}",
+                    f"{c.overhead:+.1%}"]]),
         "",
     ]
 
