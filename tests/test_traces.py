@@ -336,6 +336,32 @@ def test_a_retrieval_run_traces_the_search_alone_and_registers_its_question_set(
     assert {"answerable", "expected_response", "evidence"} <= set(records.iloc[0]["expectations"])
 
 
+def test_ask_with_trace_records_the_answer_as_a_trace(corpus_dir, tmp_path):
+    from mlflow.tracking import MlflowClient
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    proc = run_python(["-m", "fedlab.ask", "--trace", "--json", "--config", "evaluate", "--set", "retriever=bm25",
+                       "--set", f"agent.calibration={BM25_MODEL}", "--set", f"paths.data_dir={corpus_dir.parent.parent}",
+                       FACTUAL], env={"MLFLOW_TRACKING_URI": uri})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    answer = json.loads(proc.stdout)  # stdout is still the one JSON object
+    [line] = [x for x in proc.stderr.splitlines() if x.startswith("trace ")]
+    trace_id = line.split()[1]
+    trace = MlflowClient(uri).get_trace(trace_id)
+    assert trace.info.request_preview == FACTUAL and trace.info.tags["fedlab.source"] == "ask"
+    root = trace.data.spans[0]
+    assert root.outputs["answer"] == answer["answer"]
+    assert any(s.span_type == "RETRIEVER" and s.outputs for s in trace.data.spans)
+
+
+def test_ask_with_trace_and_an_unreachable_store_is_one_line(corpus_dir):
+    proc = run_python(["-m", "fedlab.ask", "--trace", "--config", "evaluate", "--set", "retriever=bm25",
+                       "--set", f"paths.data_dir={corpus_dir.parent.parent}", FACTUAL],
+                      env={"MLFLOW_TRACKING_URI": "http://127.0.0.1:9"})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "error: the MLflow tracking server http://127.0.0.1:9 cannot be reached" in proc.stderr
+
+
 # -- the cost, in make bench ---------------------------------------------------------------------
 def test_the_tracing_cost_alternates_the_settings_and_reports_the_overhead(tmp_path):
     from fedlab.benchmark.report import BenchResult, trace_cost_section
