@@ -8,14 +8,17 @@ as the run's dataset input, and agent versions as LoggedModels.
   the question set's answer key as expectations on the trace. ``eval.traces`` chooses which
   questions are traced: all, a sample of ``eval.trace_sample`` (the same questions in every run,
   so that runs compare question by question), or none.
+- ``traced_ask``: ``python -m fedlab.ask --trace``, one answer as a trace (no run).
 - ``log_dataset`` logs the question set as the run's dataset input (name, the set's hash as digest,
-  its file as source, role and split), which the UI's Dataset column shows.
+  its file as source, role and split), which the UI's Dataset column shows;
+  ``register_question_set`` makes a registered set an evaluation dataset with its answer key.
 - ``log_agent_version`` / ``find_agent_version``: the exported production config as a LoggedModel
   (its config and answerability model as artifacts, the sweep run it came from), and the one an
   evaluation of that config is linked to.
 
 Secrets never reach a trace: every value is redacted with ``fedlab.tracking.redact``. MLflow is
-imported only here and in fedlab.tracking, and only when a run is tracked.
+imported lazily, by what runs with a tracking store: the agent and ``ask`` without ``--trace``
+never import it (fedlab.spans is all they know of tracing).
 """
 from __future__ import annotations
 
@@ -36,7 +39,7 @@ log = logging.getLogger(__name__)
 # MLflow says at exit that it flushes its trace queue, which Tracer.flush has already done
 logging.getLogger("mlflow.tracing.export.async_export_queue").setLevel(logging.WARNING)
 TRACE_MODES = ("all", "sample", "off")
-PASSAGE_CHARS = 4000  # a retrieved passage's text in a trace (a chunk is far shorter)
+PASSAGE_CHARS = 2000  # a retrieved passage's text in a trace (a chunk is shorter)
 AGENT_MODEL_NAME = "fedlab-production"
 # the config groups that make an agent version (its pipeline, its agent and its reader)
 VERSION_GROUPS = ("chunker", "embedder", "index", "bm25", "retriever", "reranker", "agent", "lm")
@@ -44,8 +47,14 @@ VERSION_TAG = "fedlab.version_key"
 NO_OP_TRACE_ID = "MLFLOW_NO_OP_SPAN_TRACE_ID"  # mlflow.entities.span.NO_OP_SPAN_TRACE_ID: a span MLflow did not record
 
 
+def trace_mode(mode: Any) -> Any:
+    """``eval.traces`` as given: YAML reads a bare ``off`` as false, which is what it says."""
+    return "off" if mode is False else mode
+
+
 def check_traces(mode: Any, sample: Any = 20) -> None:
     """``eval.traces`` and ``eval.trace_sample``, in one line each when wrong."""
+    mode = trace_mode(mode)
     if mode not in TRACE_MODES:
         raise FedlabError(f"eval.traces={mode!r}: use one of {', '.join(TRACE_MODES)} "
                           "(all: every question; sample: eval.trace_sample of them; off: none)")
@@ -126,6 +135,7 @@ class Tracer:
 
     def __init__(self, mode: str = "all", sample: int = 20, ids: Sequence[str] = (),
                  tags: dict[str, str] | None = None, model_id: str | None = None, source: str = "fedlab"):
+        mode = trace_mode(mode)
         check_traces(mode, sample)
         # MLflow drops a trace when its export queue (1000 tasks) is full: an evaluation of a
         # thousand questions on a slow store must keep every one
@@ -230,7 +240,7 @@ def open_tracer(cfg, questions: Sequence[Any], tags: dict[str, str] | None = Non
     """The Tracer ``cfg.eval.traces`` asks for over ``questions`` (None: off)."""
     from omegaconf import OmegaConf
 
-    mode = OmegaConf.select(cfg, "eval.traces", default="all")
+    mode = trace_mode(OmegaConf.select(cfg, "eval.traces", default="all"))
     sample = OmegaConf.select(cfg, "eval.trace_sample", default=20)
     check_traces(mode, sample)
     if mode == "off":
@@ -289,6 +299,7 @@ def register_question_set(mlflow: Any, tracking_uri: str, questions: Sequence[An
 
     from fedlab.tracking import _setting_up
 
+    name = f"{name} (ids {ids})" if ids else name  # a part of a set, under a name of its own
     tags = {"fedlab.digest": digest, "fedlab.split": split, "fedlab.ids": str(ids or "")}
     # (a dataset's tag filter takes a dotted key as it is: no backticks)
     wanted = (f"name = '{name}' AND tags.fedlab.digest = '{digest}' AND tags.fedlab.split = '{split}'"

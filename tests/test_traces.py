@@ -23,11 +23,12 @@ FACTUAL = "Where did the FOMC leave the fed funds target range at its January 20
 
 
 # -- the knob ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("mode", ["all", "sample", "off"])
+@pytest.mark.parametrize("mode", ["all", "sample", "off", False])
 def test_the_trace_modes_are_accepted(mode):
-    from fedlab.tracing import check_traces
+    from fedlab.tracing import check_traces, trace_mode
 
     check_traces(mode, 20)
+    assert trace_mode(mode) in ("all", "sample", "off")  # a bare `traces: off` in YAML reads as false
 
 
 @pytest.mark.parametrize("mode, sample, said", [
@@ -327,7 +328,7 @@ def test_a_retrieval_run_traces_the_search_alone_and_registers_its_question_set(
         member = registered_set("fomc_qa")
         again = register_question_set(mlflow, uri, load_split(member.path, "dev", "qa-a-00"), "fomc_qa",
                                       run.data.tags["dataset_hash"], "dev", "qa-a-00", experiment)
-        [registered] = search_datasets(filter_string="name = 'fomc_qa'")  # the next evaluation finds it
+        [registered] = search_datasets(filter_string="name = 'fomc_qa (ids qa-a-00)'")  # the next evaluation finds it
         assert again == registered.dataset_id
         records = registered.to_df()
     finally:

@@ -250,15 +250,12 @@ class AgentProgram:
         holds (``preferred_doc_types``), searched in that type too, its passages first
         (fedlab.retrieval.two_pass.preferring_doc_types)."""
         searcher = self.search_access.searcher
-        with spans.step("search", "RETRIEVER", {"query": query, "hint": hint_json(hint), "k": self.settings.top_k,
-                                                "doc_types": sorted(named)}) as span:
-            result = searcher.search(query, k=self.settings.top_k, hint=hint)
-            if len(named) == 1:
-                types = tuple(named)
-                typed = searcher.search(query, k=self.settings.top_k, hint=hint, flt=MetadataFilter(doc_types=types))
-                result = preferring_doc_types(result, typed, types)
-            span.retrieved(result)
-        return result
+        result = searcher.search(query, k=self.settings.top_k, hint=hint)
+        if len(named) != 1:
+            return result
+        types = tuple(named)
+        typed = searcher.search(query, k=self.settings.top_k, hint=hint, flt=MetadataFilter(doc_types=types))
+        return preferring_doc_types(result, typed, types)
 
     def evaluate_confidence(self, question: str, query: str, result: RetrievalResult,
                             terms: QuestionTerms | None, asked: dict[str, float]) -> _Attempt:
@@ -531,13 +528,17 @@ class AgentProgram:
                         query = self.reformulate_query(question=question, previous_query=query, attempt=i).query
                         span.set_outputs({"query": query})
                     timings["reformulate"] += (time.perf_counter() - t) * 1000
-            t = time.perf_counter()
-            result = self.search(query, hint, self.preferred_doc_types(terms, hint))
-            timings["search"] += (time.perf_counter() - t) * 1000
-            with spans.step("evaluate_confidence", "CHAIN", {"query": query}) as span:
+            named = self.preferred_doc_types(terms, hint)
+            # a search's span: its passages, and how answerable they make the question (evaluate_confidence)
+            with spans.step("search", "RETRIEVER", {"query": query, "hint": hint_json(hint), "k": self.settings.top_k,
+                                                    "doc_types": sorted(named)}) as span:
+                t = time.perf_counter()
+                result = self.search(query, hint, named)
+                timings["search"] += (time.perf_counter() - t) * 1000
+                span.retrieved(result)
                 attempts.append(self.evaluate_confidence(question, query, result, terms, asked or {}))
-                span.set_outputs({"retrieval_score": round(attempts[-1].raw, 6),
-                                  "p_answerable": attempts[-1].p_answerable, "threshold": self.threshold})
+                span.set_attributes({"retrieval_score": round(attempts[-1].raw, 6),
+                                     "p_answerable": attempts[-1].p_answerable, "threshold": self.threshold})
             if self.model is None:
                 break
             if i == 0:
@@ -582,7 +583,8 @@ class AgentProgram:
             base["retrieved_chunk_ids"] = list(dict.fromkeys([*retrieved, *(h.chunk.chunk_id for h, _, _ in extra)]))
         with self.backend.context():
             t = time.perf_counter()
-            with spans.step("synthesize_answer", self.backend_kind, {"question": question, "passages": passages}) as span:
+            with spans.step("synthesize_answer", self.backend_kind,  # the passages' heads: their text is the searches'
+                            {"question": question, "passages": [p.split("\n", 1)[0] for p in passages]}) as span:
                 drafted = self.synthesize_answer(question=question, passages=passages)
                 draft = drafted.answer
                 span.set_outputs({"answer": draft})
@@ -590,12 +592,11 @@ class AgentProgram:
 
         t = time.perf_counter()
         shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, _, _ in extra]
-        with spans.step("validate_citations", "PARSER", {"draft": draft, "passages_shown": len(shown)}) as span:
+        with spans.step("validate_citations", "PARSER", {"passages_shown": len(shown)}) as span:
             grounded = ground_citations(str(draft or ""), shown, set(base["retrieved_chunk_ids"]))
             citations = [Citation(n, **{k: v for k, v in vars(docs[pos - 1]).items() if k != "n"})
                          for n, pos in enumerate(grounded.cited, start=1)]
-            span.set_outputs({"answer": grounded.text, "cited": [c.chunk_id for c in citations],
-                              "dropped": grounded.dropped})
+            span.set_outputs({"cited": [c.chunk_id for c in citations], "dropped": grounded.dropped})
         timings["validate"] = (time.perf_counter() - t) * 1000
         if terms is not None:  # recorded for the fit; with a model, how likely the answer is right
             given = grounded.text if citations else ""

@@ -115,7 +115,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
         tracker.log_params(run_params(resolved, group_choices()))
         dataset, model_id = _inputs(tracker, cfg, resolved, questions, data_hash, role)
         tracer = open_tracer(cfg, questions, model_id=model_id, tags={
-            "fedlab.dataset": str(cfg.dataset.get("name") or ""), "fedlab.dataset_role": role,
+            "fedlab.dataset": str(getattr(dataset, "name", None) or cfg.dataset.get("name") or ""), "fedlab.dataset_role": role,
             "fedlab.dataset_split": str(cfg.dataset.split), "fedlab.run_name": name})
         metrics, pipeline, agent = _measure(cfg, questions, out_dir, console, run.info.run_id, tracer)
         if cfg.eval.metrics_out:
