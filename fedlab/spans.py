@@ -4,7 +4,9 @@ one question, so that a recorder can observe them.
 Nothing here imports MLflow. With no recorder installed (``recording``), ``question`` and
 ``step`` yield ``NULL``, a span that ignores what it is given, for the cost of a context-variable
 lookup: the agent answers exactly as it would without them. ``fedlab.tracing.Tracer`` is the
-recorder that turns them into MLflow traces (one per question, linked to the evaluation's run).
+recorder that turns them into MLflow traces (one per question, linked to the evaluation's run):
+it keeps them in memory while the questions are answered, and writes them when told the timed
+work is done (``release``).
 
     with spans.question(q.id, q.question) as root:       # the trace's root (harness, ask)
         with spans.step("search", "RETRIEVER", {"query": query}) as span:   # a step (agent)
@@ -96,3 +98,11 @@ def step(name: str, kind: str = "CHAIN", inputs: dict[str, Any] | None = None) -
         return
     with recorder.span(name, kind, inputs) as span:
         yield span
+
+
+def release() -> None:
+    """The timed work is done: the installed recorder may write what it recorded (a recorder that
+    writes as it goes has nothing to do)."""
+    recorder = _installed.get()
+    if recorder is not None and hasattr(recorder, "emit"):
+        recorder.emit()

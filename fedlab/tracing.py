@@ -26,6 +26,7 @@ import hashlib
 import json
 import logging
 import os
+import time
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -82,56 +83,55 @@ def documents(result: Any) -> list[dict]:
     return out
 
 
-class _Recorded(spans.Span):
-    """A live MLflow span behind the ``fedlab.spans.Span`` interface."""
+class _Step(spans.Span):
+    """One step of a question as it ran: its name, span type, times (ns since the epoch), inputs,
+    outputs, attributes and children; a root also keeps the question's assessments. Plain data:
+    nothing reaches MLflow until ``Tracer.emit``, after the timed work."""
 
     recording = True
 
-    def __init__(self, span: Any, tracer: "Tracer", root: bool = False):
-        self._span = span
-        self._tracer = tracer
-        self._root = root
-
-    @property
-    def trace_id(self) -> str:
-        return self._span.trace_id
+    def __init__(self, name: str, kind: str, inputs: Any):
+        self.name, self.kind, self.inputs = name, kind, inputs
+        self.outputs: Any = None
+        self.attributes: dict[str, Any] = {}
+        self.children: list[_Step] = []
+        self.result: Any = None  # a search's RetrievalResult: its documents, made at emission
+        self.measures: list[tuple] = []
+        self.expectations: list[tuple] = []
+        self.error: str | None = None
+        self.start_ns = time.time_ns()
+        self.end_ns = self.start_ns
 
     def set_inputs(self, inputs: Any) -> None:
-        self._span.set_inputs(self._tracer.clean(inputs))
+        self.inputs = inputs
 
     def set_outputs(self, outputs: Any) -> None:
-        self._span.set_outputs(self._tracer.clean(outputs))
-        if self._root and isinstance(outputs, dict) and isinstance(outputs.get("answer"), str):
-            self._tracer.preview(response=outputs["answer"])
+        self.outputs = outputs
 
     def set_attributes(self, attributes: dict[str, Any]) -> None:
-        self._span.set_attributes(self._tracer.clean(attributes))
+        self.attributes.update(attributes)
 
     def retrieved(self, result: Any) -> None:
-        self._span.set_outputs(self._tracer.clean(documents(result)))
-        hint = getattr(result, "hint", None)
-        attributes = {"k_used": getattr(result, "k_used", None),
-                      "timings_ms": {k: round(v, 3) for k, v in (getattr(result, "timings", None) or {}).items()}}
-        if hint is not None:
-            attributes["date_hint"] = {"date_from": hint.date_from, "date_to": hint.date_to, "scope": hint.scope}
-        self._span.set_attributes(attributes)
-        if self._root:
-            hits = getattr(result, "hits", None) or []
-            self._tracer.preview(response=f"{len(hits)} passages: " + ", ".join(
-                f"{h.chunk.doc_id} ({h.chunk.meeting_date})" for h in hits[:5]) + (" …" if len(hits) > 5 else ""))
+        self.result = result
 
     def assess(self, measures: Sequence[tuple]) -> None:
-        self._tracer.log_assessments(self._span.trace_id, measures, expectation=False)
+        self.measures += list(measures)
 
     def expect(self, expectations: Sequence[tuple]) -> None:
-        self._tracer.log_assessments(self._span.trace_id, expectations, expectation=True)
+        self.expectations += list(expectations)
 
 
 class Tracer:
-    """The recorder of ``fedlab.spans`` for one evaluation (or one ask): a trace per question
-    it ``wants``, in the active experiment, linked to the active run and to ``model_id`` (an
-    agent version) when given. Tracing never fails the evaluation: MLflow turns a span it cannot
-    record into a no-op, and a trace it cannot store into a warning on the log."""
+    """The recorder of ``fedlab.spans`` for one evaluation (or one ask): a trace per question it
+    ``wants``, in the active experiment, linked to the active run and to ``model_id`` (an agent
+    version) when given.
+
+    While the questions are answered it only keeps what the hooks hand it, with the time each step
+    started and ended; ``emit`` then writes each question as an MLflow trace with those times
+    (``mlflow.start_span_no_context``), its assessments logged while its root is open so that they
+    are stored with it. So the latency an evaluation measures is the work's alone, and the store's
+    writes (MLflow's, in the background) come after it. Tracing never fails the evaluation: a trace
+    MLflow cannot record or store is a line on the log."""
 
     def __init__(self, mode: str = "all", sample: int = 20, ids: Sequence[str] = (),
                  tags: dict[str, str] | None = None, model_id: str | None = None, source: str = "fedlab"):
@@ -151,10 +151,13 @@ class Tracer:
         self.chosen = None if mode == "all" else sample_ids(list(ids), int(sample)) if mode == "sample" else set()
         self.tags = {k: str(v) for k, v in (tags or {}).items()}
         self.model_id = model_id
+        self.source = source
         self._secrets = secret_values()
         self._code = AssessmentSource(source_type=AssessmentSourceType.CODE, source_id=source)
         self._human = AssessmentSource(source_type=AssessmentSourceType.HUMAN, source_id="question set")
-        self.trace_ids: dict[str, str] = {}  # question id (an ask's: "ask") -> its trace
+        self._pending: list[_Step] = []  # roots recorded, not yet emitted
+        self._stack: list[_Step] = []
+        self.trace_ids: dict[str, str] = {}  # question id (an ask's: "ask") -> its trace, once emitted
         self.shown_uri = ""  # the store, as messages say it
 
     # -- what fedlab.spans asks of a recorder ------------------------------------------------
@@ -162,39 +165,100 @@ class Tracer:
         return self.mode != "off" and (self.chosen is None or qid in self.chosen)
 
     @contextmanager
-    def root(self, name: str, kind: str, inputs: dict[str, Any]) -> Iterator[_Recorded]:
-        with self.mlflow.start_span(name, span_type=kind) as span:
-            recorded = _Recorded(span, self, root=True)
-            recorded.set_inputs(inputs)
-            qid, question = inputs.get("id"), inputs.get("question")
-            try:
-                self.mlflow.update_current_trace(
-                    tags={**self.tags, **({"fedlab.question_id": str(qid)} if qid is not None else {})},
-                    client_request_id=None if qid is None else str(qid),
-                    request_preview=None if question is None else self.clean(str(question)),
-                    model_id=self.model_id)
-            except Exception as exc:  # noqa: BLE001 — a trace without its tags is still a trace
-                log.debug("could not tag the trace: %s", exc)
-            if getattr(span, "trace_id", None) and span.trace_id != NO_OP_TRACE_ID:  # not a span MLflow left out
-                self.trace_ids["ask" if qid is None else str(qid)] = span.trace_id
-            yield recorded
+    def root(self, name: str, kind: str, inputs: dict[str, Any]) -> Iterator[_Step]:
+        with self.span(name, kind, inputs) as step:
+            yield step
+        self._pending.append(step)
 
     @contextmanager
-    def span(self, name: str, kind: str, inputs: dict[str, Any] | None) -> Iterator[_Recorded]:
-        with self.mlflow.start_span(name, span_type=kind) as span:
-            recorded = _Recorded(span, self)
-            if inputs is not None:
-                recorded.set_inputs(inputs)
-            yield recorded
+    def span(self, name: str, kind: str, inputs: dict[str, Any] | None) -> Iterator[_Step]:
+        step = _Step(name, kind, inputs)
+        if self._stack:
+            self._stack[-1].children.append(step)
+        self._stack.append(step)
+        try:
+            yield step
+        except BaseException as exc:
+            step.error = f"{type(exc).__name__}: {str(exc).strip()[:300]}"
+            raise
+        finally:
+            step.end_ns = time.time_ns()
+            self._stack.pop()
+
+    # -- to MLflow -------------------------------------------------------------------------
+    def emit(self) -> None:
+        """Every question recorded since the last call, as an MLflow trace (stored in the
+        background: ``flush`` waits for it)."""
+        pending, self._pending = self._pending, []
+        for root in pending:
+            try:
+                self._emit(root)
+            except Exception as exc:  # noqa: BLE001 — the evaluation's results do not depend on it
+                log.warning("could not record the trace of question %s: %s", (root.inputs or {}).get("id"),
+                            (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200])
+
+    def _emit(self, root: _Step) -> None:
+        from mlflow.tracing.provider import safe_set_span_in_context
+
+        qid, question = (root.inputs or {}).get("id"), (root.inputs or {}).get("question")
+        tags = {**self.tags, **({"fedlab.question_id": str(qid)} if qid is not None else {})}
+        span = self.mlflow.start_span_no_context(root.name, span_type=root.kind, inputs=self.clean(root.inputs),
+                                                 tags=tags, start_time_ns=root.start_ns)
+        trace_id = getattr(span, "trace_id", None)
+        with safe_set_span_in_context(span):  # the open trace: what is logged on it now is stored with it
+            self._fill(span, root)
+            response = self._preview(root)
+            self.mlflow.update_current_trace(
+                client_request_id=None if qid is None else str(qid),
+                request_preview=None if question is None else self.clean(str(question))[:1000],
+                response_preview=None if response is None else self.clean(response)[:1000], model_id=self.model_id)
+            for child in root.children:
+                self._emit_child(child, span)
+            self.log_assessments(trace_id, root.expectations, expectation=True)
+            self.log_assessments(trace_id, root.measures, expectation=False)
+            span.end(end_time_ns=root.end_ns)
+        if trace_id and trace_id != NO_OP_TRACE_ID:  # not a span MLflow left out
+            self.trace_ids["ask" if qid is None else str(qid)] = trace_id
+
+    def _emit_child(self, step: _Step, parent: Any) -> None:
+        span = self.mlflow.start_span_no_context(step.name, span_type=step.kind, parent_span=parent,
+                                                 inputs=self.clean(step.inputs), start_time_ns=step.start_ns)
+        self._fill(span, step)
+        for child in step.children:
+            self._emit_child(child, span)
+        span.end(end_time_ns=step.end_ns)
+
+    def _fill(self, span: Any, step: _Step) -> None:
+        """A span's outputs (a search's: its documents) and attributes, and its error if it failed."""
+        attributes = dict(step.attributes)
+        if step.result is not None:
+            span.set_outputs(self.clean(documents(step.result)))
+            hint = getattr(step.result, "hint", None)
+            attributes["k_used"] = getattr(step.result, "k_used", None)
+            attributes["timings_ms"] = {k: round(v, 3) for k, v in (getattr(step.result, "timings", None) or {}).items()}
+            if hint is not None:
+                attributes["date_hint"] = {"date_from": hint.date_from, "date_to": hint.date_to, "scope": hint.scope}
+        elif step.outputs is not None:
+            span.set_outputs(self.clean(step.outputs))
+        if attributes:
+            span.set_attributes(self.clean(attributes))
+        if step.error is not None:
+            from mlflow.entities import SpanStatus, SpanStatusCode
+
+            span.set_status(SpanStatus(SpanStatusCode.ERROR, step.error))
+
+    @staticmethod
+    def _preview(root: _Step) -> str | None:
+        """What the trace list shows as the response: the answer, or a search's first passages."""
+        if isinstance(root.outputs, dict) and isinstance(root.outputs.get("answer"), str):
+            return root.outputs["answer"]
+        hits = getattr(root.result, "hits", None) if root.result is not None else None
+        if hits is None:
+            return root.error
+        return f"{len(hits)} passages: " + ", ".join(
+            f"{h.chunk.doc_id} ({h.chunk.meeting_date})" for h in hits[:5]) + (" …" if len(hits) > 5 else "")
 
     # -- helpers ---------------------------------------------------------------------------
-    def preview(self, response: str) -> None:
-        """The response the trace list shows (the active trace's)."""
-        try:
-            self.mlflow.update_current_trace(response_preview=self.clean(response)[:1000])
-        except Exception as exc:  # noqa: BLE001
-            log.debug("could not set the trace's preview: %s", exc)
-
     def clean(self, value: Any, key: str = "") -> Any:
         """``value`` with every secret redacted (by key name, by a secret's value, a URI's password)."""
         if isinstance(value, dict):
@@ -205,11 +269,13 @@ class Tracer:
             return redact(key, value, self._secrets)
         return value
 
-    def log_assessments(self, trace_id: str, items: Sequence[tuple], expectation: bool) -> None:
-        """Feedback (or expectations) on the active trace: (name, value, rationale[, source id])
-        each; a value of None is left out. Logged while the trace is open, they are stored with it."""
+    def log_assessments(self, trace_id: str | None, items: Sequence[tuple], expectation: bool) -> None:
+        """Feedback (or expectations) on the open trace ``trace_id``: (name, value, rationale[,
+        source id]) each; a value of None is left out."""
         from mlflow.entities import AssessmentSource, AssessmentSourceType
 
+        if not trace_id or trace_id == NO_OP_TRACE_ID:
+            return
         for item in items:
             name, value, rationale = item[:3]
             if value is None:
@@ -228,7 +294,8 @@ class Tracer:
                 log.warning("could not log %s on trace %s: %s", name, trace_id, type(exc).__name__)
 
     def flush(self) -> None:
-        """Wait until the traces recorded so far are in the store."""
+        """Emit what is pending and wait until every trace is in the store."""
+        self.emit()
         try:
             self.mlflow.flush_trace_async_logging()
         except Exception as exc:  # noqa: BLE001

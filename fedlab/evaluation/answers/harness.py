@@ -147,6 +147,7 @@ def evaluate_agent(cfg, pipeline, questions: Sequence[Question], progress: bool 
     agent = build_agent(cfg, search=open_direct(cfg, pipeline))
     answers = run_agent(agent, questions, progress=progress, console=console,
                         assess=trace_assessor(questions, pipeline, retrieval))
+    spans.release()  # the answers' latency is measured: the traces may be written now
     judge_cfg = cfg.eval.get("judge")
     judge = None
     if judge_cfg:

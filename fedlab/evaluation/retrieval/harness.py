@@ -117,6 +117,7 @@ def evaluate_pipeline(pipeline, questions: list[Question], progress: bool = True
                     root.expect(expectations(q))
                     root.assess(retrieval_measures(search_measures(results[q.id].hits, evidence.get(q.id, ()))))
             advance()
+    spans.release()  # every search is timed: the traces may be written now
     evaluation = evaluate_retrieval(evidence, {qid: results[qid].hits for qid in evidence}, pipeline.chunks)
     metrics = dict(evaluation.metrics)
     metrics.update(latency_summary(r.timings for r in results.values()))
