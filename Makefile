@@ -102,7 +102,7 @@ gate: $(STAMP) $(CORPUS)
 # bootstrap intervals: reports/report.md, reports/report.json and plots (git-ignored), MLflow
 # experiment fedlab-report.
 report: $(STAMP) $(CORPUS)
-	$(PYTHON) -m fedlab.report $(ARGS)
+	$(PYTHON) -m fedlab.report --group-by style $(ARGS)
 
 # A release: refit the answerability model on the current code (conf/calibration/production.json
 # and the thresholds in conf/production.yaml), report on every set with test against the previous
@@ -110,7 +110,7 @@ report: $(STAMP) $(CORPUS)
 release: $(STAMP) $(CORPUS)
 	@if [ -f reports/report.json ]; then mkdir -p reports && cp reports/report.json reports/previous-report.json; fi
 	$(PYTHON) -m fedlab.calibrate --config production --out conf/calibration/production.json --update-config conf/production.yaml
-	$(PYTHON) -m fedlab.report --include-test $$( [ -f reports/previous-report.json ] && echo --against reports/previous-report.json ) $(ARGS)
+	$(PYTHON) -m fedlab.report --include-test --group-by style $$( [ -f reports/previous-report.json ] && echo --against reports/previous-report.json ) $(ARGS)
 	$(PYTHON) -m fedlab.gate --record
 	@git --no-pager diff --stat -- conf/calibration conf/production.yaml conf/gates.yaml
 

@@ -4,7 +4,10 @@ An artifact is a directory named by the hash of everything that determines it. I
 in a temporary directory and renamed into place, with a ``_manifest.json`` listing the
 sha256 of every file; a directory whose files no longer match is rebuilt, not trusted.
 A file lock per key makes concurrent processes (a parallel sweep) build each artifact once:
-the second waits and then reuses the first one's result.
+the second waits — and says so, with the heartbeat of fedlab.progress while the wait lasts — then
+reuses the first one's result; the seconds it waited are kept apart (``waited``), not counted as
+its own build. A temporary directory left by a build that never finished (its process killed with
+-9) is removed by the next build in that directory, once no process holds its key's lock.
 """
 from __future__ import annotations
 
@@ -14,12 +17,14 @@ import logging
 import os
 import shutil
 import tempfile
+import time
 from collections import Counter, OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from fedlab import io, memo
 
@@ -62,6 +67,7 @@ class ArtifactCache:
         self.root = Path(root)
         self.verify = verify
         self.stats: Counter[str] = Counter()  # "<kind>.hit" / "<kind>.miss" / "<kind>.damaged"
+        self.waited: Counter[str] = Counter()  # kind -> seconds spent waiting for another process's build
 
     def path(self, kind: str, key: str) -> Path:
         return self.root / kind / key
@@ -78,14 +84,15 @@ class ArtifactCache:
             return False
         return recorded == _manifest_for(directory)
 
-    def get_or_build(self, kind: str, key: str, build: Callable[[Path], None]) -> Path:
-        """The artifact directory for (kind, key); ``build(tmp_dir)`` fills it on a miss."""
+    def get_or_build(self, kind: str, key: str, build: Callable[[Path], None], what: str | None = None) -> Path:
+        """The artifact directory for (kind, key); ``build(tmp_dir)`` fills it on a miss. ``what``
+        names the artifact in the line said while waiting for another process's build."""
         final = self.path(kind, key)
         if self._valid(final):
             self.stats[f"{kind}.hit"] += 1
             return final
         final.parent.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(final) + ".lock"):
+        with self._locked(final, kind, what or f"{kind} {key}"):
             if self._valid(final):  # another process built it while we waited
                 self.stats[f"{kind}.hit"] += 1
                 return final
@@ -93,6 +100,7 @@ class ArtifactCache:
                 log.warning("cache artifact %s/%s is damaged; rebuilding it", kind, key)
                 self.stats[f"{kind}.damaged"] += 1
                 shutil.rmtree(final)
+            clear_unfinished(final.parent, key)
             tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=final.parent))
             try:
                 build(tmp)
@@ -103,6 +111,28 @@ class ArtifactCache:
                     shutil.rmtree(tmp, ignore_errors=True)
         self.stats[f"{kind}.miss"] += 1
         return final
+
+    @contextmanager
+    def _locked(self, final: Path, kind: str, what: str) -> Iterator[None]:
+        """The key's lock; when another process holds it (building the artifact), the wait is said
+        at once and while it lasts, and its seconds added to ``waited[kind]``."""
+        from fedlab.progress import format_duration, heartbeat, note
+
+        lock = FileLock(str(final) + ".lock")
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            note(log, f"waiting for another process to finish building {what} (lock {final.name}.lock)")
+            t0 = time.perf_counter()
+            with heartbeat(f"waiting for another process building {what}"):
+                lock.acquire()
+            waited = time.perf_counter() - t0
+            self.waited[kind] += waited
+            note(log, f"waited {format_duration(waited) if waited >= 60 else f'{waited:.1f} s'} for {what}")
+        try:
+            yield
+        finally:
+            lock.release()
 
     # -- query vectors: many tiny artifacts, one .npz each ----------------------------------
     def query_vector_path(self, embedder_fp: str, text: str) -> Path:
@@ -137,6 +167,33 @@ class ArtifactCache:
                 np.savez(fh, vector=vec)
         self.stats["query_embeddings.miss"] += 1
         return _remembered(path, memo.files_state([path]), vec), False
+
+
+def clear_unfinished(directory: Path, key: str) -> None:
+    """Remove the temporary directories of builds in ``directory`` that never finished (``.KEY.xxxx``,
+    left by a process killed mid-build): ``key``'s, whose lock the caller holds, and any other key's
+    whose lock no process holds now."""
+    removed = 0
+    for tmp in directory.glob(".*.*"):
+        owner = tmp.name[1:].split(".", 1)[0]
+        if not tmp.is_dir() or not owner:
+            continue
+        if owner == key:
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed += 1
+            continue
+        lock = FileLock(str(directory / f"{owner}.lock"))
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            continue  # being built now
+        try:
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed += 1
+        finally:
+            lock.release()
+    if removed:
+        log.info("removed %d temporary directories of unfinished builds from %s", removed, directory)
 
 
 # Query vectors read or written in this process, by cache file and its (size, mtime): the configs of

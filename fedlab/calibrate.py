@@ -63,7 +63,9 @@ def main(argv: list[str] | None = None) -> int:
                            overrides=args.sets, console=console, method=args.method,
                            max_false_abstention=args.max_false_abstention)
     except FedlabError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        from fedlab.env import mask_credentials
+
+        print(f"error: {mask_credentials(str(exc))}", file=sys.stderr)
         return 2
     print_result(result, console)
     if args.update_config:

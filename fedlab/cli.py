@@ -87,10 +87,15 @@ def add_config_args(parser: argparse.ArgumentParser, default_config: str = "prod
 
 def config_from_args(args: argparse.Namespace, extra: Sequence[str] = (), compose: Callable | None = None):
     """The config ``add_config_args`` asked for: ``compose(args.config, [*args.sets, *extra])``
-    (``fedlab.config.compose`` unless another composer, e.g. one switching the agent on, is given)."""
+    (``fedlab.config.compose`` unless another composer, e.g. one switching the agent on, is given),
+    its settings checked against their schema (fedlab.schema) before anything uses them."""
+    from fedlab.schema import check_schema
+
     if compose is None:
         from fedlab.config import compose
-    return compose(args.config, [*args.sets, *extra])
+    cfg = compose(args.config, [*args.sets, *extra])
+    check_schema(cfg)
+    return cfg
 
 
 def corpus_dir(cfg, config_name: str) -> Path:

@@ -102,7 +102,9 @@ def compose(config_name: str, overrides: list[str] | None = None):
         raise FedlabError(f"no config {config_name!r} in {CONF_DIR}: run `make export` to write conf/production.yaml, "
                           "or pass the name of a file in conf/ or a path to a YAML config")
     check_config_file(CONF_DIR / f"{config_name}.yaml")
-    return _compose_in(CONF_DIR, config_name, overrides)
+    cfg = _compose_in(CONF_DIR, config_name, overrides)
+    check_targets(cfg, config_name)  # nor a `_target_` set by an override (Hydra's refusal is a traceback)
+    return cfg
 
 
 def check_config_file(path: Path) -> dict:
@@ -153,7 +155,8 @@ def _clip(text: str, limit: int = 40) -> str:
 # -- the code a config may call --------------------------------------------------------------
 # A config names code by `_target_`s, which Hydra imports and calls. fedlab's own are those of the
 # group files conf/<group>/<choice>.yaml (the checkout: whoever can write them can change the code
-# anyway); a config read from elsewhere, or rebuilt from a tracking store, may name only those.
+# anyway); every composed config — one read from elsewhere, an override's `_target_`, a config
+# rebuilt from a tracking store — may name only those.
 SKIPPED_GROUPS = ("experiment", "hydra")  # studies set values only; Hydra's node is Hydra's
 
 
@@ -196,7 +199,7 @@ def check_targets(cfg, label: str) -> None:
     """A one-line FedlabError when ``cfg`` (a composed config or a plain dict) names code that none
     of fedlab's group files names at that place: a ``_target_`` that is not one of the group's,
     or one where no group has any. Interpolations are not followed: a ``_target_`` must be a
-    literal name. Called before anything of a config read from outside conf/ is instantiated."""
+    literal name. ``compose`` and the Hydra apps call it before anything of a config is instantiated."""
     from fedlab.errors import FedlabError
 
     container = OmegaConf.to_container(cfg, resolve=False) if OmegaConf.is_config(cfg) else cfg
@@ -212,6 +215,30 @@ def check_targets(cfg, label: str) -> None:
                        if known else "remove it: fedlab's configs call no code there")
                 raise FedlabError(f"config {label!r} sets {where}._target_={_clip(repr(target), 80)}, which is not one "
                                   f"of fedlab's own: {fix}")
+
+
+def instantiate_group(node, group: str, **kwargs):
+    """``hydra.utils.instantiate`` of a config group's node (``reranker``): a FedlabError raised in
+    its constructor passes through as it is; any other failure — a constructor's TypeError, Hydra
+    refusing a target — is one FedlabError line naming the group and the cause, not Hydra's
+    many-line InstantiationException."""
+    from hydra.errors import InstantiationException
+    from hydra.utils import instantiate
+
+    from fedlab.errors import FedlabError
+
+    try:
+        return instantiate(node, **kwargs)
+    except InstantiationException as exc:
+        cause = exc.__cause__
+        while cause is not None and not isinstance(cause, FedlabError):
+            cause = cause.__cause__
+        if cause is not None:
+            raise cause from None
+        why = exc.__cause__ if exc.__cause__ is not None else exc
+        text = " ".join(str(why).split()) or type(why).__name__
+        raise FedlabError(f"{group} cannot be built from its config ({_clip(text, 200)}): check the {group} "
+                          "settings and its _target_") from None
 
 
 # What build_pipeline reads in every config (index / bm25 only for the retrievers that use them).

@@ -24,6 +24,7 @@ def main(cfg: DictConfig) -> None:
         fetch=OmegaConf.to_container(corpus.fetch, resolve=True),
         volatile_ttl_h=corpus.volatile_ttl_h,
         allow_shrink=corpus.allow_shrink,
+        max_doc_chars=int(corpus.get("max_doc_chars", 1_000_000)),
     )
 
 

@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
-from hydra.utils import instantiate
 from omegaconf import DictConfig, OmegaConf
 
 from fedlab import io, memo
 from fedlab.cache import MANIFEST, ArtifactCache, content_key, texts_key
 from fedlab.chunking.chunk import Chunk
 from fedlab.chunking.factory import instantiate_chunker
+from fedlab.config import instantiate_group
 from fedlab.corpus.snapshot import Corpus, load_corpus
 
 log = logging.getLogger(__name__)
@@ -33,6 +33,7 @@ class BuildInfo:
     """What building the pipeline cost, and which artifacts came from the cache."""
 
     seconds: dict[str, float] = field(default_factory=dict)  # stage -> seconds (0 on a hit)
+    waited: dict[str, float] = field(default_factory=dict)  # stage -> seconds waiting for another process's build
     cache: dict[str, str] = field(default_factory=dict)  # stage -> "hit" | "miss"
     keys: dict[str, str] = field(default_factory=dict)  # stage -> cache key
     chunking: dict[str, float] = field(default_factory=dict)  # chunking stats as metrics
@@ -49,9 +50,22 @@ class Pipeline:
     # BM25 alone has no dense side, and without it an off-topic question whose words the corpus
     # holds (a country's capital) matched passages on capital flows and was answered
     question_embedder: Any | None = None
+    # the chunks' passage vectors as the index holds them (None without a dense side): what a
+    # measure that embeds a cited chunk's text reuses instead of running the model again
+    chunk_vectors: Any | None = field(default=None, repr=False)
     _by_doc: dict[str, list[Chunk]] | None = field(default=None, repr=False)
     _statements: list | None = field(default=None, repr=False)
     _statement_reader: object | None = field(default=None, repr=False)
+
+    def passage_vectors(self) -> dict[str, Any]:
+        """{chunk text: its vector in the index} for the chunks embedded as they read (no
+        context prepended); {} without a dense side. Remembered on the pipeline."""
+        if self.chunk_vectors is None:
+            return {}
+        if not hasattr(self, "_passage_vectors"):
+            self._passage_vectors = {c.text: self.chunk_vectors[i] for i, c in enumerate(self.chunks)
+                                     if c.embed_text == c.text}
+        return self._passage_vectors
 
     def warm_up(self) -> None:
         """Load the query-side model now, so that no query pays for loading it (the MCP server
@@ -156,7 +170,8 @@ class Pipeline:
 def _timed(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: str, build,
            what: str | None = None) -> Path:
     """``cache.get_or_build``, timed. A miss says what it builds before it starts and how long it
-    took after (INFO, on stderr even where logging is not configured); a hit is DEBUG only."""
+    took after (INFO, on stderr even where logging is not configured); a hit is DEBUG only. Time
+    spent waiting for another process's build of it is ``info.waited``, not its build time."""
     from fedlab.progress import format_duration, heartbeat, note
 
     what = what or stage
@@ -166,11 +181,14 @@ def _timed(info: BuildInfo, stage: str, cache: ArtifactCache, kind: str, key: st
         with heartbeat(f"building {what}"):  # a line at least every 30 s, even without progress of its own
             build(tmp)
 
-    before = cache.stats[f"{kind}.miss"]
+    before, waited_before = cache.stats[f"{kind}.miss"], cache.waited[kind]
     t0 = time.perf_counter()
-    path = cache.get_or_build(kind, key, announced)
+    path = cache.get_or_build(kind, key, announced, what)
     missed = cache.stats[f"{kind}.miss"] > before
-    info.seconds[stage] = time.perf_counter() - t0
+    waited = cache.waited[kind] - waited_before  # another process's build: not this run's
+    info.seconds[stage] = time.perf_counter() - t0 - waited
+    if waited:
+        info.waited[stage] = waited
     info.cache[stage] = "miss" if missed else "hit"
     info.keys[stage] = key
     if missed:
@@ -385,7 +403,7 @@ def shared_embedder(node: DictConfig):
     """The embedder a config names, one object per distinct embedder config in the process, so
     the configs of a sweep load its model once (fedlab.memo)."""
     key = content_key("embedder", OmegaConf.to_container(node, resolve=True))
-    return memo.remember("embedder", key, lambda: instantiate(node))
+    return memo.remember("embedder", key, lambda: instantiate_group(node, "embedder"))
 
 
 def question_embedder(cfg: DictConfig, cache: ArtifactCache | None = None) -> QueryCachingEmbedder:
@@ -405,16 +423,16 @@ def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress
     # Chunk sizes are measured with the embedder's tokenizer even for BM25, so that a BM25 run
     # and a dense run with the same chunker config search the very same chunks.
     chunks = chunk_corpus(corpus, chunker, embedder, cache, info)
-    index = bm25 = None
+    index = bm25 = vectors = None
     if kind in DENSE_KINDS:
         vectors = embed_chunks(chunks, embedder, cache, info, progress)
-        index = build_vector_index(instantiate(cfg.index), vectors, chunks, cache, info)
+        index = build_vector_index(instantiate_group(cfg.index, "index"), vectors, chunks, cache, info)
     if kind in LEXICAL_KINDS:
-        bm25 = build_bm25(instantiate(cfg.bm25), chunks, cache, info)
-    reranker = instantiate(cfg.reranker)
+        bm25 = build_bm25(instantiate_group(cfg.bm25, "bm25"), chunks, cache, info)
+    reranker = instantiate_group(cfg.reranker, "reranker")
     if hasattr(reranker, "encode_store"):
         attach_token_store(reranker, chunks, cache, info, progress)
-    make_retriever = instantiate(cfg.retriever)
+    make_retriever = instantiate_group(cfg.retriever, "retriever")
     timeline = None
     if cfg.retriever.get("events"):
         timeline = load_timeline(corpus, cache, info)
@@ -422,7 +440,8 @@ def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress
     dense_embedder = query_embedder if kind in DENSE_KINDS else None
     retriever = make_retriever(chunks=chunks, embedder=dense_embedder, index=index, bm25=bm25, reranker=reranker,
                                timeline=timeline)
-    return Pipeline(corpus, chunks, retriever, dense_embedder, info, question_embedder=query_embedder)
+    return Pipeline(corpus, chunks, retriever, dense_embedder, info, question_embedder=query_embedder,
+                    chunk_vectors=vectors)
 
 
 def resolved(cfg: DictConfig) -> dict:

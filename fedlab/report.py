@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     from fedlab.evaluation.report.render import print_table
 
     out = Console()
-    print_table(data, out if out.is_terminal else Console(width=160))
+    print_table(data, out if out.is_terminal else Console(width=180))
     return 0
 
 

@@ -27,7 +27,7 @@ RESULT_GROUPS = ("corpus", "chunker", "embedder", "index", "bm25", "retriever", 
 # Settings inside those groups that change how fast a run goes, never what it measures.
 EXECUTION_KEYS = frozenset({"progress", "device", "batch_size", "threads", "dir", "raw_cache_dir", "mirror",
                             "fetch", "base_url", "allow_shrink", "volatile_ttl_h", "metrics_out", "transport",
-                            "concurrency", "timeout_s", "path", "traces", "trace_sample"})
+                            "concurrency", "timeout_s", "path", "max_doc_chars", "traces", "trace_sample"})
 
 
 def mlflow_name(name: str) -> str:
@@ -131,7 +131,7 @@ def run_params(cfg: dict, choices: dict[str, str] | None = None) -> dict[str, st
 def rounded(name: str, value: float) -> float:
     """A metric at the precision a reader can use: milliseconds and seconds to 0.01, everything
     else (rates, scores, counts) to 4 decimals. Per-question artifacts keep full precision."""
-    if name.startswith("latency_") or name.startswith("build_s") or name.endswith("_s") or "_ms" in name:
+    if name.startswith(("latency_", "build_s", "wait_s")) or name.endswith("_s") or "_ms" in name:
         return round(float(value), 2)
     return round(float(value), 4)
 
@@ -184,10 +184,59 @@ def check_tracking_store(uri: str, timeout_s: float = 5.0) -> None:
         if db.exists() and not db.is_file():
             raise FedlabError(f"the MLflow store {db} is not a file: point MLFLOW_TRACKING_URI at a sqlite file")
         try:
+            with open(db, "rb") as fh:
+                head = fh.read(16)
+        except OSError:
+            head = b""
+        if head and head != SQLITE_HEADER:  # an empty file is a store SQLite has yet to write
+            raise FedlabError(f"the MLflow store {db} is not an SQLite database (damaged, or another kind of file): "
+                              f"{DAMAGED_FIX}")
+        try:
             db.parent.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise FedlabError(f"cannot create the MLflow store's directory {db.parent} ({exc.strerror}): "
                               "point MLFLOW_TRACKING_URI elsewhere") from None
+
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+DAMAGED_FIX = ("restore it from a backup, or point MLFLOW_TRACKING_URI (or mlflow.tracking_uri=) at a new store, "
+               "e.g. sqlite:///mlflow-new.db")
+_DAMAGE = ("file is not a database", "database disk image is malformed", "malformed", "file is encrypted")
+
+
+def damaged_store(exc: BaseException) -> str | None:
+    """What SQLite said of a damaged store ("database disk image is malformed", "file is not a
+    database"), from an exception MLflow or SQLAlchemy raised with it somewhere in its chain; None
+    for any other failure (a locked store, a server down)."""
+    seen, todo = set(), [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        text = " ".join(str(e).split())
+        for marker in _DAMAGE:
+            if marker in text.lower():
+                return marker
+        todo += [e.__cause__, e.__context__, getattr(e, "orig", None)]
+    return None
+
+
+@contextmanager
+def store_errors(uri: str) -> Iterator[None]:
+    """A damaged store, whatever MLflow call meets it, as one FedlabError line (not MLflow's and
+    SQLAlchemy's 80-line traceback, nor a first line that says only "Query-invoked autoflush")."""
+    from fedlab.errors import FedlabError
+
+    try:
+        yield
+    except FedlabError:
+        raise
+    except Exception as exc:  # noqa: BLE001 — re-raised unless it is the store's damage
+        why = damaged_store(exc)
+        if why is None:
+            raise
+        raise FedlabError(f"the MLflow store {mask_credentials(uri)} is damaged (SQLite: {why}): {DAMAGED_FIX}") from None
 
 
 def _is_file_store(uri: str) -> bool:
@@ -201,6 +250,83 @@ def _file_store_dir(uri: str) -> str:
 
     path = urlparse(uri).path if uri.startswith("file:") else uri
     return str(Path(path or ".").resolve().parent)
+
+
+# -- whose process a RUNNING run is ---------------------------------------------------------------
+# Every run fedlab opens carries the host and process that run it, so that a later process can tell
+# a run that is still going (leave it alone) from one whose process is gone (killed with -9, a
+# machine rebooted: MLflow would show it RUNNING for ever).
+HOST_TAG, BOOT_TAG, PID_TAG, PID_START_TAG = "fedlab.host", "fedlab.boot", "fedlab.pid", "fedlab.pid_start"
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _proc_stat(pid: int) -> tuple[str, str] | None:
+    """(state, start time in clock ticks since boot) of a process, from /proc (None elsewhere)."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2:].split()  # after "pid (comm) "; the command may hold spaces
+    return (fields[0], fields[19]) if len(fields) > 19 else None
+
+
+def process_tags(pid: int | None = None) -> dict[str, str]:
+    """The tags naming this process (or ``pid``) on this host, as ``process_alive`` reads them."""
+    import socket
+
+    pid = os.getpid() if pid is None else pid
+    stat = _proc_stat(pid)
+    return {HOST_TAG: socket.gethostname(), BOOT_TAG: _boot_id(), PID_TAG: str(pid),
+            PID_START_TAG: stat[1] if stat else ""}
+
+
+def process_alive(tags: dict[str, str]) -> bool | None:
+    """Whether the process a run's tags name still runs: True, False (gone: no such process, a
+    zombie, the pid reused by a later process, or the host rebooted since), or None when it cannot
+    be told from here (no such tags: an older fedlab or another tool; another host)."""
+    import socket
+
+    host, pid = tags.get(HOST_TAG), tags.get(PID_TAG)
+    if not host or not pid or not pid.isdigit():
+        return None
+    if host != socket.gethostname():
+        return None
+    boot, now_boot = tags.get(BOOT_TAG), _boot_id()
+    if boot and now_boot and boot != now_boot:
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process: it exists
+        pass
+    except (OverflowError, ValueError, OSError):
+        return None
+    stat = _proc_stat(int(pid))
+    if stat is None:
+        return True
+    state, started = stat
+    if state == "Z":
+        return False
+    return not (tags.get(PID_START_TAG) and started != tags[PID_START_TAG])
+
+
+def close_abandoned_runs(client, experiment_id: str) -> list:
+    """Mark KILLED the experiment's RUNNING runs whose process is gone (``process_alive`` False):
+    an evaluation killed with -9 left its run RUNNING. Runs of live processes, of other hosts and
+    without process tags are left as they are. Returns the runs it closed."""
+    closed = []
+    for run in client.search_runs([experiment_id], filter_string="attributes.status = 'RUNNING'", max_results=1000):
+        if process_alive(run.data.tags) is False:
+            client.set_terminated(run.info.run_id, "KILLED")
+            closed.append(run)
+    return closed
 
 
 def git_commit() -> str:
@@ -257,7 +383,7 @@ class Tracker:
 
         self.mlflow = mlflow
         mlflow.set_tracking_uri(self.tracking_uri)
-        with _setting_up(self.tracking_uri):
+        with store_errors(self.tracking_uri), _setting_up(self.tracking_uri):
             existing = mlflow.get_experiment_by_name(experiment)
             if existing is None:
                 exp_id = mlflow.create_experiment(
@@ -287,13 +413,32 @@ class Tracker:
         tracker.mlflow.set_experiment(experiment_id=tracker.experiment_id)
         return tracker
 
+    def close_abandoned(self) -> None:
+        """``close_abandoned_runs`` of this store's experiment, once per process (fedlab.memo), each
+        closed run named in a warning."""
+        from fedlab import memo
+
+        def close() -> bool:
+            try:
+                closed = close_abandoned_runs(self.mlflow.MlflowClient(), self.experiment_id)
+            except Exception as exc:  # noqa: BLE001 — housekeeping: the run itself goes on
+                log.warning("could not check the store for runs left RUNNING: %s", type(exc).__name__)
+                return False
+            for run in closed:
+                log.warning("run %s (%s) was left RUNNING by process %s on this host, which is gone: marked KILLED",
+                            run.info.run_id, run.info.run_name, run.data.tags.get(PID_TAG))
+            return True
+
+        memo.remember("abandoned-runs-closed", (self.tracking_uri, self.experiment_id), close)
+
     @contextmanager
     def run(self, name: str | None = None, parent_run_id: str | None = None, tags: dict | None = None) -> Iterator[Any]:
-        kwargs: dict[str, Any] = {"run_name": name, "tags": tags or {}}
+        kwargs: dict[str, Any] = {"run_name": name, "tags": {**process_tags(), **(tags or {})}}
         if parent_run_id:
             kwargs["parent_run_id"] = parent_run_id
             kwargs["nested"] = True
-        run = self.mlflow.start_run(**kwargs)
+        with store_errors(self.tracking_uri):
+            run = self.mlflow.start_run(**kwargs)
         try:
             yield run
         except KeyboardInterrupt:

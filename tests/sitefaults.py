@@ -11,12 +11,15 @@ from pathlib import Path
 class FaultySite:
     """Serve ``site_dir`` on 127.0.0.1. ``faults[path]`` is a list of per-request behaviours
     consumed in order (the last one repeats): "ok", "429", "500", "hang", "truncate",
-    "no_html_end", "pdf", "404"."""
+    "no_html_end", "pdf", "404", "huge" (the page padded by ``huge_bytes``, with its Content-Length)
+    and "huge_stream" (the same with no Content-Length: read until the server hangs up)."""
 
-    def __init__(self, site_dir: Path, faults: dict[str, list[str]] | None = None, hang_s: float = 3.0):
+    def __init__(self, site_dir: Path, faults: dict[str, list[str]] | None = None, hang_s: float = 3.0,
+                 huge_bytes: int = 2 ** 20):
         self.site_dir = site_dir
         self.faults = faults or {}
         self.hang_s = hang_s
+        self.huge_bytes = huge_bytes
         self.hits: dict[str, int] = defaultdict(int)
         self.user_agents: set[str] = set()
         site = self
@@ -54,6 +57,19 @@ class FaultySite:
                     return
                 if action == "no_html_end":
                     return self._send(200, body[: len(body) // 2], "text/html; charset=utf-8")
+                if action in ("huge", "huge_stream"):  # a real page, padded inside its body
+                    big = body.replace(b"</body>", b"<p>" + b"x" * site.huge_bytes + b"</p></body>", 1)
+                    if action == "huge":
+                        return self._send(200, big, "text/html; charset=utf-8")
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/html; charset=utf-8")
+                    self.end_headers()
+                    try:
+                        self.wfile.write(big)
+                    except OSError:  # the client stopped reading
+                        pass
+                    self.close_connection = True
+                    return
                 if action == "pdf":
                     return self._send(200, b"%PDF-1.4 ...", "application/pdf")
                 return self._send(200, body, "text/html; charset=utf-8")

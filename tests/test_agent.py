@@ -201,11 +201,11 @@ def test_extractive_predictors_honour_the_signatures():
 
 
 def test_a_function_backend_may_add_the_steps_extras_and_nothing_else():
-    """The reader's ``composed`` is an extra of SYNTHESIZE_ANSWER (a language model gives only the
-    signature's ``answer``); an output that is neither is refused."""
+    """The reader's ``composed``, ``skill`` and ``skills`` are extras of SYNTHESIZE_ANSWER (a
+    language model gives only the signature's ``answer``); an output that is neither is refused."""
     from fedlab.lm.extractive import SignaturePredictor
 
-    assert SYNTHESIZE_ANSWER.extras == ("composed",)
+    assert SYNTHESIZE_ANSWER.extras == ("composed", "skill", "skills")
     both = SignaturePredictor(SYNTHESIZE_ANSWER, lambda question, passages: {"answer": "a", "composed": True})
     assert both(question="q", passages=[]).composed is True
     assert SignaturePredictor(SYNTHESIZE_ANSWER, lambda question, passages: {"answer": "a"})(

@@ -568,3 +568,30 @@ def test_cross_fit_folds_follow_the_questions_categories_not_the_agents_outcomes
         assert max(per_fold.values()) - min(per_fold.get(k, 0) for k in range(FOLDS)) <= 1, category
     assert question_folds(categories, seed=3) == folds
     assert question_folds(categories, seed=4) != folds
+
+
+def test_support_reuses_known_passage_vectors_with_the_same_result():
+    """A cited passage whose vector is known (the index's) is not embedded again, and the
+    support is what embedding it would give."""
+    from fedlab.evaluation.answers.support import score_answers
+
+    class Counting:
+        def __init__(self):
+            self.seen: list[str] = []
+
+        def embed_documents(self, texts, progress=False):
+            self.seen += list(texts)
+            return np.array([[float(len(t)), float(t.count("e")) + 1.0] for t in texts])
+
+    passage = "The Committee decided to lower the target range by 1/4 percentage point."
+    cite = Citation(1, "c1", "statement-2019-07-31", "FOMC statement", "2019-07-31", None, passage)
+    answers = [AgentAnswer(question="q", answer="The Committee lowered the range by 1/4 point. [1]", abstained=False,
+                           confidence=0.8, confidence_level="high", citations=[cite])]
+    plain = Counting()
+    fresh = score_answers(answers, plain)
+    reuse = Counting()
+    known = {passage: plain.embed_documents([passage])[0]}
+    reused = score_answers(answers, reuse, known=known)
+    assert passage not in reuse.seen and passage in plain.seen
+    assert [s.closeness for s in reused[0].sentences] == [s.closeness for s in fresh[0].sentences]
+    assert reused[0].score == fresh[0].score

@@ -15,7 +15,7 @@ from fedlab.errors import FedlabError
 
 ROOT = Path(__file__).resolve().parent.parent
 JSON_KEYS = {"answer", "abstained", "confidence", "confidence_level", "abstain_reason", "coverage_note",
-             "unknown_words", "citations", "latency_ms"}
+             "unknown_words", "skill", "citations", "latency_ms"}
 CITATION_KEYS = {"n", "doc_id", "chunk_id", "title", "meeting_date", "section"}
 
 

@@ -228,3 +228,16 @@ def test_sweep_cost_cold_and_warm_and_the_log_says_config_i_of_n(corpus_dir, tmp
     section = "\n".join(sweep_cost_section(cost))
     assert "## Sweep cost" in section and f"| smoke | 2 | {cost.cold_wall_s:.1f} |" in section
     assert set(cost.metrics()) >= {"sweep_cost.ratio", "sweep_cost.unique_build_s", "sweep_cost.per_config_warm_s"}
+
+
+def test_report_cost_section_states_the_ratio_and_the_per_question_time():
+    from fedlab.benchmark.report import report_cost_section
+    from fedlab.benchmark.report_cost import ReportCost
+
+    cost = ReportCost(["fresh_dev3", "fresh_dev4_b"], 104, report_wall_s=52.0, separate_wall_s=80.0, command="x")
+    assert cost.ratio == pytest.approx(0.65) and cost.per_question_s == pytest.approx(0.5)
+    text = "\n".join(report_cost_section(cost))
+    assert "104 questions" in text and "0.65×" in text
+    assert set(cost.metrics()) >= {"report_cost.ratio", "report_cost.report_wall_s", "report_cost.per_question_s"}
+    alone = ReportCost(["x"], 10, 5.0, None, "x")
+    assert alone.ratio is None and "×" not in "\n".join(report_cost_section(alone))

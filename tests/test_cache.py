@@ -76,6 +76,74 @@ def test_two_processes_build_once(tmp_path):
     assert outs[0] == outs[1]
 
 
+_SLOW_BUILDER = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    from fedlab.cache import ArtifactCache
+    def build(tmp):
+        (tmp / "partial.txt").write_text("half")
+        print("building", flush=True)
+        time.sleep(float(sys.argv[3]))
+        (tmp / "v.txt").write_text("built by the other process")
+    ArtifactCache(sys.argv[1]).get_or_build("embeddings", sys.argv[2], build)
+    """
+)
+
+
+def _slow_builder(cache_dir: Path, key: str, seconds: float) -> subprocess.Popen:
+    """Another process building (kind embeddings, ``key``) for ``seconds``; returns once it holds the lock."""
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_BUILDER, str(cache_dir), key, str(seconds)],
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "building"
+    return proc
+
+
+def test_a_wait_for_another_process_is_said_and_is_not_build_time(tmp_path, caplog):
+    """A run waiting on another process's build lock said nothing for minutes, then logged the
+    wait as its own build of a hit (build_s.embeddings=141): now it says it waits, and the wait is
+    wait_s, not build_s."""
+    import logging
+
+    from fedlab.pipeline import BuildInfo, _timed
+
+    other = _slow_builder(tmp_path, "shared-key", 3.0)
+    info = BuildInfo()
+    cache = ArtifactCache(tmp_path)
+    with caplog.at_level(logging.INFO, logger="fedlab.cache"):
+        path = _timed(info, "embeddings", cache, "embeddings", "shared-key", lambda tmp: pytest.fail("built twice"),
+                      "embeddings of 3,080 chunks")
+    assert other.wait(timeout=60) == 0
+    assert (path / "v.txt").read_text() == "built by the other process"
+    assert info.cache["embeddings"] == "hit" and cache.stats["embeddings.hit"] == 1
+    assert info.waited["embeddings"] >= 1.5 and info.seconds["embeddings"] < 1.0
+    said = [r.getMessage() for r in caplog.records]
+    assert any(m.startswith("waiting for another process to finish building embeddings of 3,080 chunks") for m in said)
+
+
+def test_a_build_killed_mid_way_leaves_no_temporary_directory_after_the_next_build(tmp_path):
+    """kill -9 during a build leaves its temporary directory (.KEY.xxxx) in the cache: the next build
+    there removes it, and any other key's whose lock no process holds — not one being built now."""
+    import signal
+
+    builders = [_slow_builder(tmp_path, key, 60.0) for key in ("killed-key", "other-killed-key")]
+    for proc in builders:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    directory = tmp_path / "embeddings"
+    assert {p.name.split(".")[1] for p in directory.glob(".*.*") if p.is_dir()} == {"killed-key", "other-killed-key"}
+    busy = _slow_builder(tmp_path, "busy-key", 5.0)
+    try:
+        cache = ArtifactCache(tmp_path)
+        built = cache.get_or_build("embeddings", "killed-key", lambda tmp: _write(tmp, "rebuilt"))
+        assert (built / "data.txt").read_text() == "rebuilt" and not (built / "partial.txt").exists()
+        left = {p.name.split(".")[1] for p in directory.glob(".*.*") if p.is_dir()}
+        assert left == {"busy-key"}  # the build under way keeps its directory
+    finally:
+        assert busy.wait(timeout=60) == 0
+    assert not [p for p in directory.glob(".*.*") if p.is_dir()]
+
+
 def test_query_vectors_cached_per_text_and_embedder(tmp_path):
     cache = ArtifactCache(tmp_path)
     seen = []

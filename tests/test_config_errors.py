@@ -101,3 +101,53 @@ def test_mcp_server_with_a_bad_config_file(bad_configs, name):
 def test_mcp_usage_mistake_is_one_line():
     line = one_error_line(run("fedlab.mcp", "--max-top-k", "0"))
     assert "--max-top-k and --max-query-chars must be positive" in line
+
+
+# -- settings by their schema, and code no config of fedlab's names --------------------------------
+
+BAD_SETTINGS = [
+    (["retriever=hybrid", "retriever.rrf_k=-60"], "retriever.rrf_k=-60 is out of range: use a number greater than 0"),
+    (["retriever=hybrid", "retriever.candidates=lots"],
+     "retriever.candidates='lots' is not a whole number: use a whole number of at least 1"),
+    (["agent.answerability.threshold=high"],
+     "agent.answerability.threshold='high' is not a number: use a number from 0 to 1, or null"),
+    (["retriever.top_k=2.5"], "retriever.top_k=2.5 is not a whole number: use a whole number from 1 to 1000"),
+    (["bm25.b=1.5"], "bm25.b=1.5 is out of range: use a number from 0 to 1"),
+    (["retriever.date_aware=maybe"], "retriever.date_aware='maybe' is not true or false: use true or false"),
+    (["reranker._target_=os.system"], "config 'evaluate' sets reranker._target_='os.system', which is not one of "
+                                      "fedlab's own: name one of conf/reranker/"),
+    (["+retriever.adaptive_top_k._target_=builtins.eval"],
+     "sets retriever.adaptive_top_k._target_='builtins.eval', which is not one of fedlab's own"),
+]
+
+
+@pytest.mark.parametrize("sets,message", BAD_SETTINGS, ids=[s[-1] for s, _ in BAD_SETTINGS])
+def test_ask_refuses_a_setting_out_of_its_schema_in_one_line_and_json(sets, message):
+    """`--set retriever.candidates=lots` was a traceback with no JSON; `threshold=high` a line with no
+    reason; a `_target_` Hydra blocks (os.system) a traceback. Refused before anything is built."""
+    args = [a for s in sets for a in ("--set", s)]
+    proc = run("fedlab.ask", "--json", "--config", "evaluate", *args, "What did the FOMC decide in March 2020?")
+    line = one_error_line(proc)
+    assert message in line, line
+    assert json.loads(proc.stdout) == {"error": line.removeprefix("error: "), "exit_code": 2}
+
+
+def test_every_config_in_conf_fits_the_schema():
+    from fedlab.schema import check_schema
+
+    for name in ("evaluate", "production"):
+        check_schema(compose(name, []))
+    for group in ("chunker", "embedder", "index", "reranker", "retriever", "lm"):
+        for path in sorted((ROOT / "conf" / group).glob("*.yaml")):
+            check_schema(compose("evaluate", [f"{group}={path.stem}", *(["agent=default"] if group == "lm" else [])]))
+
+
+def test_a_constructor_failure_is_one_line():
+    from fedlab.config import instantiate_group
+
+    cfg = compose("evaluate", ["+reranker.bogus=1"])
+    with pytest.raises(FedlabError) as err:
+        instantiate_group(cfg.reranker, "reranker")
+    message = str(err.value)
+    assert message == ("reranker cannot be built from its config (NoReranker() takes no arguments): check the "
+                       "reranker settings and its _target_")

@@ -69,6 +69,24 @@ def test_any_dataset_file_in_the_schema_works(workspace, tmp_path):
     assert json.loads(out.read_text())["n_questions"] == 8
 
 
+def test_duplicate_question_ids_are_refused_before_any_run(workspace, tmp_path):
+    """evaluate dataset.path=FILE took two questions with one id and dropped one from the metrics."""
+    from mlflow.tracking import MlflowClient
+
+    rows = [json.loads(x) for x in (ROOT / "datasets/fomc_qa/fomc_qa.jsonl").read_text().splitlines()][:5]
+    rows.append({**rows[3], "question": "Another question under the same id?"})
+    path = tmp_path / "dupes.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    proc = _run(_bm25_args(workspace, f"dataset.path={path}", "dataset.split=all", "mlflow.run_name=dupes"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: {path}: question id {rows[3]['id']!r} is used on line 4 and again on line 6: give each "
+                      f"question its own id (python -m fedlab.dataset validate {path} lists every duplicate)"]
+    client = MlflowClient(workspace["uri"])
+    exp = client.get_experiment_by_name("fedlab")
+    assert exp is None or not client.search_runs([exp.experiment_id], "attributes.run_name = 'dupes'")
+
+
 def test_bad_dataset_path_is_one_line(workspace, tmp_path):
     proc = _run(_bm25_args(workspace, f"dataset.path={tmp_path}/nope.jsonl"))
     assert proc.returncode != 0

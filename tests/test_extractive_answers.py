@@ -569,7 +569,8 @@ def test_a_list_introduced_twice_is_said_once():
 
 def test_no_matching_sentence_gives_an_empty_answer():
     passages = [passage(1, "2022-03-16", BOILERPLATE), passage(2, "2022-05-04", BOILERPLATE)]
-    assert synthesize_answer("Which bakery sold sourdough in 2022 and 2023?", passages) == {"answer": "", "composed": False}
+    out = synthesize_answer("Which bakery sold sourdough in 2022 and 2023?", passages)
+    assert (out["answer"], out["composed"], out["skill"]) == ("", False, "reader")
 
 
 @pytest.mark.parametrize("question,kept", [
@@ -1092,3 +1093,15 @@ def test_the_staffs_and_the_desks_reports_are_told_from_the_participants_views()
     assert reports_others("Discussion of Asset Purchases", "The staff briefed participants on the options.")
     assert reports_others(None, "Survey responses also suggested that expectations had shifted.")
     assert not reports_others("Discussion of Asset Purchases", "Participants noted that the staff's options helped.")
+
+
+def test_every_answer_names_the_rule_that_drafted_it():
+    """``skill`` is the reader for sentences picked by their words and names a composer when one
+    answers; ``skills`` lists every part, the deciding one first."""
+    from fedlab.lm.extractive import synthesize_answer
+
+    passages = ["[Source 1] FOMC statement, March 2020: The Committee decided to lower the target range for the "
+                "federal funds rate to 0 to 1/4 percent. Inflation remained low."]
+    out = synthesize_answer("What did the Committee decide about the target range in March 2020?", passages)
+    assert out["skill"] == out["skills"][0] == "reader"
+    assert out["answer"]

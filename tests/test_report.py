@@ -219,3 +219,66 @@ def test_a_bad_set_name_is_one_line(tmp_path):
     proc = run_python(["-m", "fedlab.report", "--only", "no_such_set", "--out", str(tmp_path)])
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr and "no registered question set 'no_such_set'" in proc.stderr
+
+
+def test_release_writes_the_refit_thresholds_into_the_config(tmp_path):
+    """`python -m fedlab.calibrate --update-config FILE` (make release) sets agent.answerability to
+    the thresholds the model chose and keeps the file's comments and other keys."""
+    import shutil
+
+    import yaml
+
+    from fedlab.agent.answerability import load_model
+    from fedlab.calibrate import update_thresholds
+
+    config = tmp_path / "production.yaml"
+    text = (ROOT / "conf/production.yaml").read_text()
+    config.write_text(text.replace("threshold: 0.94995", "threshold: 0.5"))
+    model = tmp_path / "model.json"
+    shutil.copyfile(ROOT / "conf/calibration/production.json", model)
+    update_thresholds(str(config), str(model))
+    after = config.read_text()
+    assert after.startswith("# fedlab production config")
+    data = yaml.safe_load(after)
+    assert data["agent"]["answerability"]["threshold"] == pytest.approx(load_model(model).threshold, abs=1e-6)
+    assert data["retriever"] == yaml.safe_load(text)["retriever"]
+
+
+def test_a_model_fitted_on_other_settings_or_code_is_stale(tmp_path):
+    """The model records the fingerprint of what produced its features; another reader setting,
+    or no fingerprint at all, reads as stale with the refit command; the same fingerprint as current."""
+    from fedlab.agent.fingerprint import check_model, fingerprint
+    from fedlab.config import compose
+
+    model = tmp_path / "model.json"
+    data = json.loads((ROOT / "conf/calibration/production.json").read_text())
+    cfg = compose("production", [f"agent.calibration={model}"])
+    data["meta"]["fingerprint"] = fingerprint(cfg)
+    model.write_text(json.dumps(data))
+    assert not check_model(cfg).stale
+    other = compose("production", [f"agent.calibration={model}", "lm.max_sentences=3"])
+    check = check_model(other)
+    assert check.stale and "settings" in check.line and "python -m fedlab.calibrate --config" in check.line
+    assert not check_model(compose("production", [f"agent.calibration={model}", "agent.thresholds.high=0.8"])).stale
+    del data["meta"]["fingerprint"]
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps(data))
+    assert check_model(compose("production", [f"agent.calibration={old}"])).stale
+
+
+def test_the_gate_refuses_a_stale_model_in_one_line(tmp_path):
+    model = tmp_path / "model.json"
+    data = json.loads((ROOT / "conf/calibration/production.json").read_text())
+    data["meta"].pop("fingerprint", None)
+    model.write_text(json.dumps(data))
+    proc = run_python(["-m", "fedlab.gate", f"agent.calibration={model}"])
+    assert proc.returncode == 2
+    assert "stale" in proc.stderr or "no fingerprint" in proc.stderr
+    assert "python -m fedlab.calibrate" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_bad_against_is_one_line_before_any_evaluation(tmp_path):
+    proc = run_python(["-m", "fedlab.report", "--only", "fresh_dev3", "--against", str(tmp_path / "nope.json"),
+                       "--out", str(tmp_path)], env={"MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'm.db'}"})
+    assert proc.returncode == 2 and "no such report.json" in proc.stderr
+    assert "set 1 of" not in proc.stderr and "Traceback" not in proc.stderr

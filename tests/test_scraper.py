@@ -200,3 +200,52 @@ def test_a_failed_run_never_replaces_a_good_snapshot(tmp_path, site_dir):
         _ingest(tmp_path, "http://127.0.0.1:9", [], max_attempts=1, timeout_s=0.2)
     assert (tmp_path / "corpus" / "docs.jsonl").read_bytes() == before
     assert len(good.documents) > 10
+
+
+# -- size limits ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("action,said", [("huge", "page too large (1.1 MB; the limit is 0.5 MB"),
+                                         ("huge_stream", "page too large (over 0.5 MB; the limit is 0.5 MB")])
+def test_an_oversize_page_is_refused_not_retried_and_not_kept(tmp_path, site_dir, action, said):
+    """A 50 MB statement page became a 47M-character document (65,133 chunks, 6 GB in an evaluation)."""
+    with FaultySite(site_dir, {S_0131: [action]}) as site:
+        with PageFetcher(site.url, cache=PageCache(tmp_path / "raw"), max_page_mb=0.5, sleep=lambda s: None) as f:
+            res = f.fetch(S_0131)
+            assert res.status == "missing" and res.body is None and res.reason.startswith(said), res.reason
+            assert "corpus.fetch.max_page_mb" in res.reason
+            assert site.hits[S_0131] == 1  # it will not fix itself
+            assert f.fetch(M_0320).status == "fetched"  # pages under the limit are read as before
+    assert not (tmp_path / "raw" / S_0131.lstrip("/")).exists()
+
+
+def test_an_oversize_page_never_replaces_a_good_snapshot(tmp_path, site_dir):
+    """Also when the document count stays the same: the earlier run lacked one page (a 404), this one
+    has it back but refuses another as too large. Each run reads the site afresh (its own raw cache)."""
+    from fedlab.errors import FedlabError
+
+    def ingest(faults, raw):
+        with FaultySite(site_dir, faults) as site:
+            return run_ingest(name="fomc", base_url=site.url, out_dir=tmp_path / "corpus", raw_cache_dir=tmp_path / raw,
+                              years=range(2024, 2025), fetch={"max_attempts": 1, "max_page_mb": 0.5}, console=QUIET)
+
+    good = ingest({S_1107: ["404"]}, "raw1")
+    before = (tmp_path / "corpus" / "docs.jsonl").read_bytes()
+    with pytest.raises(FedlabError) as err:
+        ingest({S_0131: ["huge"]}, "raw2")  # S_1107 is back, S_0131 is refused: the same count
+    message = str(err.value)
+    assert "lacks 1 of the" in message and "statement-2024-01-31" in message and "page too large" in message
+    assert "kept the snapshot" in message and "\n" not in message
+    with pytest.raises(FedlabError, match="kept the snapshot .*page too large"):
+        ingest({S_0131: ["huge_stream"], S_1107: ["404"]}, "raw3")  # one fewer document
+    assert (tmp_path / "corpus" / "docs.jsonl").read_bytes() == before
+    assert len(good.documents) > 10
+
+
+def test_an_oversize_document_is_refused(tmp_path, site_dir):
+    with FaultySite(site_dir) as site:
+        report = run_ingest(name="fomc", base_url=site.url, out_dir=tmp_path / "corpus", raw_cache_dir=tmp_path / "raw",
+                            years=range(2024, 2025), console=QUIET, max_doc_chars=30_000)
+    too_large = [m for m in report.missing if m["reason"].startswith("document too large")]
+    assert too_large and all("minutes" in m["url"] for m in too_large)  # minutes run past 30,000 characters
+    assert "corpus.max_doc_chars" in too_large[0]["reason"]
+    assert report.documents and all(len(d.text) <= 30_000 for d in report.documents)

@@ -123,6 +123,16 @@ def test_export_refuses_anything_but_plain_settings(where, value, needle):
     assert needle in str(err.value) and "\n" not in str(err.value)
 
 
+def test_export_holds_a_stores_settings_to_their_schema():
+    from fedlab.errors import FedlabError
+    from fedlab.sweeps.production import rebuild
+
+    config = run_config("retriever=hybrid")
+    config["retriever"]["rrf_k"] = -60
+    with pytest.raises(FedlabError, match=r"run r1 of the tracking store has retriever.rrf_k=-60 is out of range"):
+        rebuild(config, {"retriever": "hybrid"}, PIPELINE_KEYS, "r1")
+
+
 def test_export_rebuilds_the_pipeline_from_fedlabs_groups(store, tmp_path):
     from fedlab.config import compose
 
@@ -257,3 +267,161 @@ def test_uri_credentials_are_masked_in_params_and_log_records(caplog):
     with caplog.at_level(logging.INFO, logger="httpx"):
         logging.getLogger("httpx").info('HTTP Request: %s %s "%s"', "GET", f"http://alice:{SECRET}@h/health", "200 OK")
     assert SECRET not in caplog.text and "http://alice:***@h/health" in caplog.text
+
+
+# -- 4 and 12. a RUNNING run is closed only when its process is gone -----------------------------
+
+def _sweep_args(uri: str, data: Path, logs: Path, values: str, study: str) -> list[str]:
+    return ["-m", "fedlab.evaluate", "--multirun", "retriever=bm25", f"retriever.top_k={values}",
+            f"paths.data_dir={data}", f"mlflow.tracking_uri={uri}", "eval.progress=false", f"paths.log_dir={logs}",
+            f"+study.name={study}"]
+
+
+def _runs(client, **where) -> list:
+    exp = client.get_experiment_by_name("fedlab")
+    if exp is None:
+        return []
+    found = client.search_runs([exp.experiment_id], max_results=1000)
+    return [r for r in found if all(r.data.tags.get(k) == v or getattr(r.info, k, None) == v for k, v in where.items())]
+
+
+def _wait_for(predicate, proc: subprocess.Popen, timeout_s: float = 300) -> None:
+    import time
+
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        if predicate():
+            return
+        assert proc.poll() is None, proc.stderr.read()[-3000:] if proc.stderr else proc.returncode
+        time.sleep(0.3)
+    raise AssertionError("timed out")
+
+
+def _sweep_started(client, name: str) -> list:
+    return [r for r in _runs(client) if r.info.run_name == name and r.data.tags.get("fedlab.sweep") == "parent"]
+
+
+def test_a_second_sweep_leaves_a_live_sweep_of_the_same_study_alone(tmp_path, corpus_dir):
+    """Two sweeps of one study at once: the second marked the first's live parent and its running
+    child KILLED, and the first's ranking (so export) covered 4 of its 5 configs."""
+    from mlflow.tracking import MlflowClient
+
+    from clirun import cli_env
+
+    uri, data = f"sqlite:///{tmp_path / 'mlflow.db'}", corpus_dir.parent.parent
+    client = MlflowClient(uri)
+    client.search_experiments()  # the store exists before either sweep starts
+    grid = ",".join(str(k) for k in range(3, 21))  # 18 configs: still running when the second sweep starts
+    first = subprocess.Popen([sys.executable, *_sweep_args(uri, data, tmp_path / "l1", grid, "together")],
+                             cwd=ROOT, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        _wait_for(lambda: _sweep_started(client, "sweep:together"), first)
+        parent, = _sweep_started(client, "sweep:together")
+        second = run_python(_sweep_args(uri, data, tmp_path / "l2", "3", "together"))
+        assert second.returncode == 0, second.stderr[-3000:]
+        assert f"run {parent.info.run_id} is still running (process {first.pid} on " in second.stderr, second.stderr
+        assert "ended KILLED" not in second.stderr
+        assert first.wait(timeout=600) == 0, first.stderr.read()[-3000:]
+    finally:
+        if first.poll() is None:
+            first.kill()
+    ran = client.get_run(parent.info.run_id)
+    children = [r for r in _runs(client) if r.data.tags.get("mlflow.parentRunId") == parent.info.run_id]
+    assert ran.info.status == "FINISHED" and ran.data.metrics["sweep.n_runs"] == 18
+    assert sorted(c.info.status for c in children) == ["FINISHED"] * 18
+
+
+def test_runs_of_a_process_killed_with_9_are_closed_by_the_next_run(tmp_path, corpus_dir):
+    """kill -9 leaves a run (and a sweep's parent) RUNNING for ever, and a build's temporary
+    directory in the cache: the next evaluation or sweep on the store marks them KILLED, by the
+    same pid+host check (the sweep says what the killed one finished), and the next build in that
+    cache removes the directory."""
+    import signal
+
+    from mlflow.tracking import MlflowClient
+
+    from clirun import cli_env
+
+    uri, data = f"sqlite:///{tmp_path / 'mlflow.db'}", corpus_dir.parent.parent
+    client = MlflowClient(uri)
+    client.search_experiments()
+    # one evaluation on a cache of its own, killed while it builds the chunks (its run is open)
+    cache = tmp_path / "cache"
+    single = subprocess.Popen([sys.executable, "-m", "fedlab.evaluate", "retriever=bm25", f"paths.data_dir={data}",
+                               f"paths.cache_dir={cache}", f"mlflow.tracking_uri={uri}", "eval.progress=false",
+                               f"paths.log_dir={tmp_path / 'l0'}", "mlflow.run_name=killed"],
+                              cwd=ROOT, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    unfinished = lambda: [p for p in (cache / "chunks").glob(".*.*") if p.is_dir()]  # noqa: E731
+    _wait_for(unfinished, single)
+    single.send_signal(signal.SIGKILL)
+    single.wait(timeout=30)
+    killed, = [r for r in _runs(client) if r.info.run_name == "killed"]
+    assert killed.info.status == "RUNNING" and killed.data.tags["fedlab.pid"] == str(single.pid)
+    assert unfinished()  # kill -9 left its build's temporary directory
+    # a sweep, killed after its first config; its first run closed the evaluation's
+    log = tmp_path / "sweep.err"
+    with open(log, "w") as err:
+        sweep = subprocess.Popen([sys.executable, *_sweep_args(uri, data, tmp_path / "l1", "3,5,8,10,20", "killed")],
+                                 cwd=ROOT, env=cli_env(), stdout=subprocess.DEVNULL, stderr=err)
+        _wait_for(lambda: any(r.info.status == "FINISHED" and r.data.tags.get("mlflow.parentRunId")
+                              for r in _runs(client)), sweep)
+        sweep.send_signal(signal.SIGKILL)
+        sweep.wait(timeout=30)
+    assert f"run {killed.info.run_id} (killed) was left RUNNING by process {single.pid}" in log.read_text()
+    assert client.get_run(killed.info.run_id).info.status == "KILLED"
+    parent, = _sweep_started(client, "sweep:killed")
+    assert client.get_run(parent.info.run_id).info.status == "RUNNING"
+    done = [c for c in _runs(client) if c.data.tags.get("mlflow.parentRunId") == parent.info.run_id
+            and c.info.status == "FINISHED"]
+
+    again = run_python([*_sweep_args(uri, data, tmp_path / "l2", "3", "killed"), f"paths.cache_dir={cache}"])
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert not unfinished()  # cleaned by the next build there
+    assert f"previous sweep:killed (run {parent.info.run_id}" in again.stderr
+    assert f"ended KILLED after {len(done)} of 5 configs" in again.stderr
+    assert client.get_run(parent.info.run_id).info.status == "KILLED"
+    assert not [r for r in _runs(client) if r.info.status == "RUNNING"]
+
+
+def test_process_liveness(tmp_path):
+    from fedlab.tracking import process_alive, process_tags
+
+    assert process_alive(process_tags()) is True
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    assert process_alive(process_tags(gone.pid)) is False
+    reused = {**process_tags(), "fedlab.pid_start": "1"}  # this pid, but a process started at another time
+    assert process_alive(reused) is False
+    assert process_alive({**process_tags(), "fedlab.host": "another-host"}) is None
+    assert process_alive({}) is None  # a run of an older fedlab, or of another tool
+
+
+# -- 10. a damaged store ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("damage", ["not-sqlite", "malformed"])
+def test_a_damaged_store_is_one_line_in_evaluate_export_and_gate(store, tmp_path, corpus_dir, damage):
+    """82-128-line tracebacks from evaluate and export; the gate's line said only "Query-invoked autoflush"."""
+    import shutil
+
+    db = tmp_path / "mlflow.db"
+    shutil.copyfile(store["uri"].removeprefix("sqlite:///"), db)  # a real store, then damaged
+    size = db.stat().st_size
+    with open(db, "r+b") as fh:
+        if damage == "not-sqlite":
+            fh.write(os.urandom(size))
+        else:  # the header intact, the pages after it overwritten
+            fh.seek(4096)
+            fh.write(b"\xff" * (size - 8192))
+    uri, data = f"sqlite:///{db}", corpus_dir.parent.parent
+    said = "is not an SQLite database" if damage == "not-sqlite" else "is damaged (SQLite: database disk image is malformed)"
+    commands = {
+        "evaluate": ["-m", "fedlab.evaluate", "retriever=bm25", f"paths.data_dir={data}", f"mlflow.tracking_uri={uri}",
+                     "eval.progress=false", f"paths.log_dir={tmp_path / 'logs'}"],
+        "export": ["-m", "fedlab.export", f"mlflow.tracking_uri={uri}", f"out={tmp_path / 'p.yaml'}",
+                   "calibration.fit=false"],
+        "gate": ["-m", "fedlab.gate", "--config", "evaluate", "retriever=bm25", f"paths.data_dir={data}",
+                 f"mlflow.tracking_uri={uri}", "eval.progress=false", "--allow-data-change"],
+    }
+    for name, args in commands.items():
+        line = one_error_line(run_python(args, timeout=300), str(db), said, "restore it from a backup")
+        assert len(line) < 400, (name, line)

@@ -43,7 +43,9 @@ def test_the_loader_follows_the_installed_hydra():
 
 def _same_configs(loaders, study: str, every: int) -> None:
     hydra_loader, sweep_loader = loaders
-    master = hydra_loader.load_configuration("evaluate", [f"experiment={study}"], run_mode=RunMode.MULTIRUN)
+    # the reader study is composed on the production config (Makefile PRODUCTION_STUDIES)
+    primary, choose = ("production", f"+experiment={study}") if study == "reader" else ("evaluate", f"experiment={study}")
+    master = hydra_loader.load_configuration(primary, [choose], run_mode=RunMode.MULTIRUN)
     jobs = _jobs(master)
     assert jobs, study
     jobs = covering_jobs(jobs) + jobs[::every]  # every override value, then a spread of combinations

@@ -205,6 +205,27 @@ def test_nonsense_top_k_is_refused_before_any_run(ws, value, needle):
         assert not client.search_runs([exp.experiment_id], filter_string=f"attributes.run_name = 'topk-{value}'")
 
 
+@pytest.mark.parametrize("sets,needles", [
+    (["retriever=hybrid", "retriever.rrf_k=-60"], ["retriever.rrf_k=-60 is out of range", "greater than 0"]),
+    (["retriever=hybrid", "retriever.candidates=lots"], ["retriever.candidates='lots' is not a whole number"]),
+    (["retriever=bm25", "bm25.k1=-1"], ["bm25.k1=-1 is out of range"]),
+    (["retriever=bm25", "reranker._target_=os.system"], ["reranker._target_='os.system'", "not one of fedlab's own"]),
+], ids=["rrf_k", "candidates", "k1", "blocked-target"])
+def test_settings_out_of_their_schema_are_refused_before_any_run(ws, sets, needles):
+    """retriever.rrf_k=-60 ran (recall@5 0.457 -> 0.147); a target Hydra blocks was a traceback."""
+    from mlflow.tracking import MlflowClient
+
+    name = f"schema-{sets[-1].split('=')[0]}"
+    proc = _run(["-m", "fedlab.evaluate", *sets, f"paths.data_dir={ws['data']}", f"mlflow.tracking_uri={ws['uri']}",
+                 "eval.progress=false", f"paths.log_dir={ws['base'] / 'logs'}", f"mlflow.run_name={name}"])
+    _one_line_error(proc, *needles)
+    assert "building" not in proc.stderr
+    client = MlflowClient(ws["uri"])
+    exp = client.get_experiment_by_name("fedlab")
+    if exp is not None:
+        assert not client.search_runs([exp.experiment_id], filter_string=f"attributes.run_name = '{name}'")
+
+
 def test_unreachable_tracking_server_fails_fast_in_one_line(ws, tmp_path):
     out = tmp_path / "m.json"
     proc = _run(["-m", "fedlab.evaluate", "--config-name", "production", f"paths.data_dir={ws['data']}",
@@ -303,7 +324,9 @@ def test_gate_exit_codes_and_data_check(ws, tmp_path):
     recorded_data = {"split": "test", "corpus_hash": production["production"]["corpus_hash"],
                      "dataset_hash": production["production"]["dataset_hash"]}
     gates.write_text(yaml.safe_dump({**recorded_data, "tolerance": 0.0, "expected": {"recall@5": 0.0}}))
-    common = ["-m", "fedlab.gate", "--config", str(path), "--gates", str(gates), f"paths.data_dir={ws['data']}",
+    # a BM25 variant of production with the BM25 model, which was fitted on another config: not a release
+    common = ["-m", "fedlab.gate", "--config", str(path), "--gates", str(gates), "--allow-stale-model",
+              f"paths.data_dir={ws['data']}",
               f"mlflow.tracking_uri={ws['uri']}", "eval.progress=false"]
 
     changed = dict(production, production={**production["production"], "corpus_hash": "0000000000000000"})
@@ -348,7 +371,8 @@ def test_gate_record_round_trips(ws, tmp_path):
     path = tmp_path / "prod.yaml"
     path.write_text(yaml.safe_dump(production))
     record = tmp_path / "record.yaml"  # new: the metrics and tolerances of conf/gates.yaml
-    common = ["-m", "fedlab.gate", "--config", str(path), "--gates", str(record), f"paths.data_dir={ws['data']}",
+    common = ["-m", "fedlab.gate", "--config", str(path), "--gates", str(record), "--allow-stale-model",
+              f"paths.data_dir={ws['data']}",
               f"mlflow.tracking_uri={ws['uri']}", "eval.progress=false"]
     recorded = _run([*common, "--record"])
     assert recorded.returncode == 0, recorded.stderr[-2000:]

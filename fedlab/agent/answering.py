@@ -77,6 +77,7 @@ class Answering:
             "abstain_reason": a.abstain_reason,
             "coverage_note": a.coverage_note,
             "unknown_words": a.unknown_words,
+            "skill": a.skill,
             "citations": [{"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "title": c.title,
                            "meeting_date": c.meeting_date, "section": c.section} for c in a.citations],
             "latency_ms": round(total_ms, 1),
@@ -98,11 +99,12 @@ def answer_question(cfg, question: str) -> Answering:
 
     t0 = time.perf_counter()
     require_groups(cfg)
-    warn_if_stale(cfg)  # one line on stderr when the answerability model no longer matches the code
     search = open_search(cfg, settings_from(cfg).transport)
     try:
         try:
-            agent = build_agent(cfg, search=search, backend=build_backend(cfg))
+            backend = build_backend(cfg)  # an unusable backend is said first, and alone
+            warn_if_stale(cfg)  # one line on stderr when the answerability model no longer matches the code
+            agent = build_agent(cfg, search=search, backend=backend)
             try:
                 with spans.question(None, question) as root:  # a trace with `ask --trace` (fedlab.spans)
                     answer = agent(question)

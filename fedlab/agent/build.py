@@ -4,21 +4,12 @@ from __future__ import annotations
 from fedlab.errors import FedlabError
 
 
-def instantiate_fedlab(node, **kwargs):
+def instantiate_fedlab(node, group: str = "the agent", **kwargs):
     """hydra.utils.instantiate, with a FedlabError raised inside a constructor passed through as is
-    (Hydra wraps it in InstantiationException, which would print as a multi-line message)."""
-    from hydra.errors import InstantiationException
-    from hydra.utils import instantiate
+    and any other failure one line with its cause (fedlab.config.instantiate_group)."""
+    from fedlab.config import instantiate_group
 
-    try:
-        return instantiate(node, **kwargs)
-    except InstantiationException as exc:
-        cause = exc.__cause__
-        while cause is not None and not isinstance(cause, FedlabError):
-            cause = cause.__cause__
-        if cause is not None:
-            raise cause from None
-        raise FedlabError(str(exc).strip().splitlines()[0]) from None
+    return instantiate_group(node, group, **kwargs)
 
 
 def require_groups(cfg) -> None:
@@ -28,7 +19,7 @@ def require_groups(cfg) -> None:
 
 
 def settings_from(cfg):
-    return instantiate_fedlab(cfg.agent)
+    return instantiate_fedlab(cfg.agent, "agent")
 
 
 def default_today(cfg) -> str | None:
@@ -36,7 +27,7 @@ def default_today(cfg) -> str | None:
 
 
 def build_backend(cfg):
-    return instantiate_fedlab(cfg.lm)
+    return instantiate_fedlab(cfg.lm, "lm")
 
 
 def build_agent(cfg, search=None, backend=None):

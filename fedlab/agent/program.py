@@ -589,6 +589,8 @@ class AgentProgram:
                 draft = drafted.answer
                 span.set_outputs({"answer": draft})
             timings["synthesize"] = (time.perf_counter() - t) * 1000
+        skill = getattr(drafted, "skill", None) or ("lm" if getattr(self.backend, "is_language_model", False) else "reader")
+        base["skill"], base["skills"] = skill, list(getattr(drafted, "skills", None) or [skill])
 
         t = time.perf_counter()
         shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, _, _ in extra]

@@ -49,6 +49,9 @@ class AgentAnswer:
     abstain_reason: str | None = None  # one of ABSTAIN_REASONS when abstained
     coverage_note: str | None = None  # the question's period reaches past what the documents cover
     unknown_words: list[str] = field(default_factory=list)  # with an evidence abstention: the question's words no document uses
+    skill: str | None = None  # the rule that drafted the answer (extractive: hold_run, votes, …, reader; "lm" for a
+                              # language model); None when the agent abstained before drafting
+    skills: list[str] = field(default_factory=list)  # every rule with a part in the draft
 
     def to_json(self) -> dict:
         return asdict(self)

@@ -8,6 +8,7 @@ from fedlab import io
 from fedlab.benchmark.ann import AnnRow
 from fedlab.benchmark.cold_start import ColdStart
 from fedlab.benchmark.embedders import CacheTiming, ThroughputRow
+from fedlab.benchmark.report_cost import ReportCost
 from fedlab.benchmark.sweep_cost import SweepCost
 from fedlab.benchmark.trace_cost import TARGET as TRACE_TARGET
 from fedlab.benchmark.trace_cost import TraceCost
@@ -43,6 +44,7 @@ class BenchResult:
     cold_start: ColdStart | None = None
     sweep_cost: SweepCost | None = None
     trace_cost: TraceCost | None = None
+    report_cost: ReportCost | None = None
 
     @property
     def labels(self) -> list[str]:
@@ -57,7 +59,8 @@ class BenchResult:
                 "cache": self.cache.to_json() if self.cache else None,
                 "cold_start": self.cold_start.to_json() if self.cold_start else None,
                 "sweep_cost": self.sweep_cost.to_json() if self.sweep_cost else None,
-                "trace_cost": self.trace_cost.to_json() if self.trace_cost else None}
+                "trace_cost": self.trace_cost.to_json() if self.trace_cost else None,
+                "report_cost": self.report_cost.to_json() if self.report_cost else None}
 
 
 def shown_params(row: AnnRow) -> str:
@@ -202,6 +205,7 @@ def markdown(result: BenchResult) -> str:
     out += cold_start_section(result.cold_start)
     out += sweep_cost_section(result.sweep_cost)
     out += trace_cost_section(result.trace_cost)
+    out += report_cost_section(result.report_cost)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -227,6 +231,17 @@ def cold_start_section(c: ColdStart | None) -> list[str]:
         _md_table(["case", "command", "median s", "× floor"], body),
         "",
     ]
+
+
+def report_cost_section(c: ReportCost | None) -> list[str]:
+    if c is None:
+        return []
+    baseline = (f" One `python -m fedlab.evaluate` process per set took {c.separate_wall_s:.1f} s: the report "
+                f"takes {c.ratio:.2f}× that." if c.ratio is not None else "")
+    return ["", "## Report cost", "",
+            f"`{c.command}` — {len(c.sets)} set(s), {c.n_questions} questions, warm: {c.report_wall_s:.1f} s "
+            f"({c.per_question_s:.3f} s a question).{baseline} Choose the sets with "
+            "`make bench BENCH_ARGS='report_cost.sets=null'` (every dev and heldout set)."]
 
 
 def sweep_cost_section(c: SweepCost | None) -> list[str]:

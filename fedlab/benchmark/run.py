@@ -80,6 +80,8 @@ def log_to_mlflow(result, params: dict, experiment: str, tracking_uri: str | Non
         metrics.update(result.sweep_cost.metrics())
     if result.trace_cost:
         metrics.update(result.trace_cost.metrics())
+    if result.report_cost:
+        metrics.update(result.report_cost.metrics())
     if result.cache:
         metrics.update({"cache.miss_s": result.cache.miss_s, "cache.hit_s": result.cache.hit_s,
                         "cache.miss_over_hit": result.cache.miss_over_hit})
@@ -244,7 +246,8 @@ def run(cfg: DictConfig) -> BenchResult:
     cold = cold_ask(cfg, console)
     ctx = context(cfg, real, load_start)
     result = BenchResult(ctx, rows, throughput, timing, k=int(cfg.ann.k), cold_start=cold,
-                         sweep_cost=sweep_cost(cfg, console), trace_cost=trace_cost(cfg, console))
+                         sweep_cost=sweep_cost(cfg, console), trace_cost=trace_cost(cfg, console),
+                         report_cost=report_cost(cfg, console))
     io.write_text(cfg.report, markdown(result))
     print_summary(console, result, cfg.throughput.reference)
     console.print(f"report: {cfg.report}")
@@ -258,6 +261,21 @@ def run(cfg: DictConfig) -> BenchResult:
               "ann": {k: v for k, v in _plain(cfg.ann).items() if k != "indexes"}}
     run_id = log_to_mlflow(result, params, cfg.experiment)
     console.print(f"MLflow run {run_id} (experiment {cfg.experiment})")
+    return result
+
+
+def report_cost(cfg: DictConfig, console):
+    """The report-cost section (fedlab.benchmark.report_cost); None when off."""
+    rc = cfg.get("report_cost")
+    if not rc or not rc.enabled:
+        return None
+    from fedlab.benchmark.report_cost import measure_report_cost
+
+    names = list(rc.sets) if rc.sets else None
+    console.print(f"report cost: {', '.join(names) if names else 'every dev and heldout set'} …")
+    result = measure_report_cost(str(rc.config), names, list(rc.args or []), bool(rc.baseline))
+    console.print(f"report: {result.report_wall_s:.1f} s for {result.n_questions} questions"
+                  + (f" ({result.ratio:.2f}x one process per set)" if result.ratio is not None else ""))
     return result
 
 

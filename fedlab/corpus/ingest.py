@@ -17,6 +17,9 @@ from fedlab.corpus.fetch import FetchResult, MirrorTransport, PageCache, PageFet
 from fedlab.errors import FedlabError
 
 log = logging.getLogger(__name__)
+# The longest cleaned document is under 100,000 characters (minutes); ten times that is no statement
+# or minutes, and would be chunked and embedded as tens of thousands of passages.
+DEFAULT_MAX_DOC_CHARS = 1_000_000
 
 
 def run_ingest(
@@ -30,6 +33,7 @@ def run_ingest(
     volatile_ttl_h: float = 24.0,
     console: Console | None = None,
     allow_shrink: bool = False,
+    max_doc_chars: int = DEFAULT_MAX_DOC_CHARS,
 ) -> BuildReport:
     console = console or Console(stderr=True)
     transport = None
@@ -82,9 +86,15 @@ def run_ingest(
             report.missing.append({"url": res.url, "reason": res.reason})
             continue
         try:
-            report.documents.append(to_document(ref, res.url, res.body))
+            doc = to_document(ref, res.url, res.body)
         except CleaningError as exc:
             report.missing.append({"url": res.url, "reason": f"unusable page: {exc}"})
+            continue
+        if len(doc.text) > max_doc_chars:
+            report.missing.append({"url": res.url, "reason": f"document too large ({len(doc.text):,} characters; the "
+                                                             f"limit is {max_doc_chars:,}, corpus.max_doc_chars)"})
+            continue
+        report.documents.append(doc)
     report.documents = share_meeting_labels(report.documents)
     report.missing.sort(key=lambda m: m["url"])
     report.fetched, report.cached = counts["fetched"], counts["cached"]
@@ -106,19 +116,31 @@ def mirror_cache_name(mirror: str | Path) -> str:
     return "mirror-" + hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:12]
 
 
-def _snapshot_size(out_dir: Path) -> int:
-    """Documents in the snapshot on disk, counted in docs.jsonl itself (not the manifest)."""
+def _snapshot_ids(out_dir: Path) -> list[str]:
+    """The doc_id of each document in the snapshot on disk, read from docs.jsonl itself (not the
+    manifest); a line that cannot be read counts as a document with no id."""
+    import json
+
+    ids = []
     try:
         with open(out_dir / "docs.jsonl", "rb") as fh:
-            return sum(1 for line in fh if line.strip())
+            for line in fh:
+                if line.strip():
+                    try:
+                        ids.append(str(json.loads(line).get("doc_id", "")))
+                    except (ValueError, AttributeError):
+                        ids.append("")
     except OSError:
-        return 0
+        return []
+    return ids
 
 
 def _refuse_to_shrink(out_dir: Path, report: BuildReport, allow_shrink: bool) -> None:
     """A run that got fewer documents than the snapshot on disk (the site or the network was
-    down) must not replace it: that would be silent data loss."""
-    before = _snapshot_size(out_dir)
+    down), or lacks any document the snapshot holds (a page refused as too large while another
+    appeared: the same count), must not replace it: that would be silent data loss."""
+    old_ids = _snapshot_ids(out_dir)
+    before = len(old_ids)
     if not before:
         if not report.documents:
             raise FedlabError(
@@ -131,8 +153,22 @@ def _refuse_to_shrink(out_dir: Path, report: BuildReport, allow_shrink: bool) ->
         raise FedlabError(
             f"this run got {len(report.documents)} documents but the snapshot in {out_dir} has {before}; "
             f"kept the snapshot ({len(report.missing)} pages missing, e.g. "
-            f"{report.missing[0]['url'] if report.missing else '?'}). Check the network or the mirror, "
+            f"{report.missing[0]['url'] + ': ' + report.missing[0]['reason'] if report.missing else '?'}). "
+            "Check the network or the mirror, "
             "or pass corpus.allow_shrink=true to replace it"
+        )
+    lost = sorted(set(old_ids) - {d.doc_id for d in report.documents} - {""})
+    if lost and not allow_shrink:
+        from fedlab.corpus.calendar import minutes_path, statement_path
+
+        example = lost[0]
+        kind, _, day = example.partition("-")
+        page = (statement_path if kind == "statement" else minutes_path)(day) if kind in ("statement", "minutes") else "?"
+        reason = next((m["reason"] for m in report.missing if m["url"].endswith(page)), None)
+        raise FedlabError(
+            f"this run lacks {len(lost)} of the {before} documents in the snapshot in {out_dir} (e.g. {example}"
+            f"{': ' + reason if reason else ''}); kept the snapshot. Check the network or the mirror, or pass "
+            "corpus.allow_shrink=true to replace it"
         )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 ANSWER_FIELDS = ("abstained", "answer_correct", "correct", "missing_facts", "n_citations", "valid_citations",
-                 "supporting_citations", "raw_confidence", "confidence", "support", "faithfulness")
+                 "supporting_citations", "raw_confidence", "confidence", "support", "faithfulness", "skill")
 
 
 @dataclass
@@ -37,6 +37,7 @@ class QuestionRecord:
     confidence: float | None = None  # as reported: calibrated when a calibrator is configured
     support: float | None = None
     faithfulness: float | None = None
+    skill: str | None = None  # the rule that drafted the answer (AgentAnswer.skill); None: abstained before drafting
 
     @property
     def scored(self) -> bool:

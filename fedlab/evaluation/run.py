@@ -54,28 +54,33 @@ def local_run_dir(cfg: DictConfig) -> Path:
 
 
 def check_config_sources(cfg: DictConfig) -> None:
-    """A Hydra app given configs from outside conf/ (``--config-dir``, ``--config-path``): they may
-    call only fedlab's own code (``fedlab.config.check_targets``), as ``--config FILE`` does."""
+    """The config calls only fedlab's own code (``fedlab.config.check_targets``), as every composed
+    config must: also one given from outside conf/ (``--config-dir``, ``--config-path``), whose
+    files the message names, and a ``_target_`` set on the command line (Hydra's own refusal of
+    ``os.system`` and the like would be a traceback)."""
     from hydra.core.hydra_config import HydraConfig
 
     from fedlab.config import CONF_DIR, check_targets
 
     try:
         sources = HydraConfig.get().runtime.config_sources
+        name = str(HydraConfig.get().job.config_name)
     except ValueError:
-        return
+        sources, name = [], "the config"
     outside = [str(s.path) for s in sources if s.schema == "file" and Path(str(s.path)).resolve() != CONF_DIR.resolve()]
-    if outside:
-        check_targets(cfg, ", ".join(outside))
+    check_targets(cfg, ", ".join(outside) if outside else name)
 
 
 def check_settings(cfg: DictConfig) -> None:
-    """Settings that would run but measure nonsense are refused before anything starts."""
+    """Settings that would run but measure nonsense are refused before anything starts: by the
+    settings' schema (types and ranges, fedlab.schema), then by the rules of their own."""
     from fedlab.evaluation.retrieval.harness import check_query_timing
     from fedlab.evaluation.retrieval.relevance import check_relevance
     from fedlab.retrieval.factory import check_top_k
     from fedlab.tracing import check_traces
+    from fedlab.schema import check_schema
 
+    check_schema(cfg)
     check_top_k(OmegaConf.select(cfg, "retriever.top_k"))
     check_relevance(OmegaConf.select(cfg, "eval.relevance", default="meeting"))
     check_query_timing(OmegaConf.select(cfg, "eval.query_timing", default="per_run"))
@@ -104,6 +109,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
     role = effective_role(cfg.dataset.get("role"), questions)
     model = warn_if_stale(cfg)  # one line when the answerability model no longer matches the code
     tracker = Tracker.shared(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)  # fails fast, in one line
+    tracker.close_abandoned()  # runs left RUNNING by a process that is gone (kill -9) are marked KILLED
     name = cfg.mlflow.run_name or run_name(cfg, list(varying))
     out_dir = local_run_dir(cfg)
     resolved = OmegaConf.to_container(cfg, resolve=True)
@@ -133,7 +139,11 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
             if tracer is not None:
                 tracer.flush()  # the run ends with its traces stored
         except Exception as exc:  # noqa: BLE001 — any tracking failure: the results are kept locally
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+            from fedlab.tracking import damaged_store
+
+            why = damaged_store(exc)
+            first = f"the store is damaged, SQLite: {why}" if why else \
+                (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             kept = f"{out_dir}" + (f" and {cfg.eval.metrics_out}" if cfg.eval.metrics_out else "")
             raise FedlabError(f"logging run {name!r} to MLflow at {tracker.shown_uri} failed "
                               f"({type(exc).__name__}: {first}); the metrics and artifacts are kept in {kept}") from None
@@ -213,6 +223,7 @@ def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str, tr
                                     query_timing=cfg.eval.get("query_timing", "per_run"))
     metrics = dict(outcome.metrics)
     metrics.update({f"build_s.{stage}": s for stage, s in pipeline.info.seconds.items()})
+    metrics.update({f"wait_s.{stage}": s for stage, s in pipeline.info.waited.items()})  # others' builds
     metrics["build_s.total"] = build_s
     metrics.update(pipeline.info.chunking)
     agent = None

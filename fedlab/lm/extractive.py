@@ -383,7 +383,9 @@ def spelled_out(question: str, terms: set[str], abbreviations: Abbreviations) ->
 def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3,
                       abbreviations: Abbreviations = (), rank_weight: float = 0.0,
                       report_weight: float = 1.0) -> dict:
-    """{"answer": …, "composed": …}; ``composed``: the answer holds a part composed from records —
+    """{"answer": …, "composed": …, "skill": …, "skills": […]}; ``skill`` names the rule that answered
+    (the first part of the answer composed from records, else ``statement_changes`` or ``reader``:
+    sentences picked by their words), ``skills`` every part in the answer. ``composed``: the answer holds a part composed from records —
     when the statements said something (said runs), the vote records, the balance-sheet records, a
     rate path or what the statements added and dropped (rule 0) — rather than only sentences picked
     by their words. ``abbreviations``: the corpus's (abbreviation_terms), matched both ways."""
@@ -400,8 +402,13 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
     recorded = {sentence.lower() for _, _, sentence in sheet_sentences}
     if sheet:  # the actions are said: the sentences are chosen for the rest of the question
         passages = [p for p in passages if not is_balance_sheet_record(p)]
-    composed = (hold_run_answer(question, passages, hint) or rate_path_answer(question, passages, hint=hint)
-                or administered_path_answer(question, passages, hint))
+    composed, path = "", None  # the first composer that answers, in this order
+    for path, compose in (("hold_run", lambda: hold_run_answer(question, passages, hint)),
+                          ("rate_path", lambda: rate_path_answer(question, passages, hint=hint)),
+                          ("administered_path", lambda: administered_path_answer(question, passages, hint))):
+        composed = compose()
+        if composed:
+            break
     values = None if composed else administered_values_answer(question, passages, hint)
     if composed or votes or sheet or values:
         def skip(sentence: str) -> bool:
@@ -409,10 +416,15 @@ def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3
 
         rest = composed or _extracted(question, passages, hint, max_sentences, abbreviations, skip=skip,
                                       rank_weight=rank_weight, report_weight=report_weight)[0]
-        return {"answer": " ".join(a for a in (votes, said, sheet, values, rest) if a), "composed": True}
+        parts = [name for name, part in ((path, composed), ("votes", votes), ("balance_sheet", sheet),
+                                         ("administered_values", values), ("said_run", said)) if part]
+        return {"answer": " ".join(a for a in (votes, said, sheet, values, rest) if a), "composed": True,
+                "skill": parts[0], "skills": parts + ([] if composed else ["reader"])}
     rest, changes = _extracted(question, passages, hint, max_sentences, abbreviations, rank_weight=rank_weight,
                                report_weight=report_weight)
-    return {"answer": " ".join(a for a in (said, rest) if a), "composed": bool(said or changes)}
+    parts = [name for name, part in (("said_run", said), ("statement_changes", changes)) if part] + ["reader"]
+    return {"answer": " ".join(a for a in (said, rest) if a), "composed": bool(said or changes),
+            "skill": parts[0], "skills": parts}
 
 
 def names_list(sentence: str) -> bool:

@@ -59,7 +59,7 @@ class SweepCallback(Callback):
         self._open: tuple[str, str, str] | None = None  # (tracking uri, experiment id, parent id)
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        from fedlab.tracking import Tracker, git_commit
+        from fedlab.tracking import Tracker, git_commit, process_tags
 
         self.started = time.time()
         study = OmegaConf.select(config, "study", default=None) or {}
@@ -72,7 +72,7 @@ class SweepCallback(Callback):
         client = tracker.mlflow.MlflowClient()
         run = client.create_run(
             tracker.experiment_id, run_name=f"sweep:{name}",
-            tags={"fedlab.sweep": "parent", "git_commit": git_commit(), "study.purpose": purpose[:4000],
+            tags={**process_tags(), "fedlab.sweep": "parent", "git_commit": git_commit(), "study.purpose": purpose[:4000],
                   "mlflow.note.content": f"Study `{name}` ({n_configs} configs): {purpose}",
                   "sweep.n_configs": str(n_configs), "sweep.search": search},
         )
@@ -86,9 +86,22 @@ class SweepCallback(Callback):
 
     def _say_what_is_done(self, client, experiment_id: str, study: str, parent_id: str) -> None:
         """On a re-run after an interruption: what the earlier attempt finished, and what the
-        cache will spare this one (configs are re-evaluated; the artifacts they built are reused)."""
-        for old in unfinished_sweeps(client, experiment_id, study, exclude=parent_id)[:1]:
-            if old.info.status == "RUNNING":  # interrupted before this version closed parents
+        cache will spare this one (configs are re-evaluated; the artifacts they built are reused).
+
+        An earlier sweep of the study still RUNNING is closed (KILLED, with its running children)
+        only when its process is gone (``fedlab.tracking.process_alive``: killed with -9, or a
+        reboot): one whose process still runs — a sweep started alongside this one — or that cannot
+        be checked from here (another host, no process tags) is left as it is, and said so."""
+        from fedlab.tracking import HOST_TAG, PID_TAG, process_alive
+
+        for old in unfinished_sweeps(client, experiment_id, study, exclude=parent_id):
+            if old.info.status == "RUNNING":
+                alive = process_alive(old.data.tags)
+                if alive is not False:
+                    where = f"process {old.data.tags.get(PID_TAG, '?')} on {old.data.tags.get(HOST_TAG, 'another host')}"
+                    log.warning("sweep:%s run %s is still running (%s%s): left as it is", study, old.info.run_id,
+                                where, "" if alive else ", which cannot be checked from here")
+                    continue
                 finished = close_parent(client, experiment_id, old.info.run_id, "KILLED")
                 old = client.get_run(old.info.run_id)
             else:
@@ -99,6 +112,7 @@ class SweepCallback(Callback):
                         "results stay in that run, and the artifacts they built are in the cache, so this run "
                         "re-evaluates them without rebuilding", study, old.info.run_id, when, old.info.status,
                         finished, total)
+            break  # the latest attempt that ended is the one to report
 
     def _install_handlers(self) -> None:
         """SIGTERM (a CI timeout, ``kill``) ends the sweep as Ctrl-C does; at exit an unclosed

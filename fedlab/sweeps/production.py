@@ -48,7 +48,7 @@ HEADLINE = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "doc_recal
 
 def _refused(run_id: str, what: str) -> FedlabError:
     return FedlabError(f"run {run_id} of the tracking store {what}: export takes only fedlab's own configs and plain "
-                       "settings from a store (see README, Export); re-run the sweep with this checkout's configs")
+                       "settings from a store (README: Trust model); re-run the sweep with this checkout's configs")
 
 
 def _check_data(value: Any, where: str, run_id: str) -> None:
@@ -131,6 +131,12 @@ def rebuild(run_config: Any, params: dict[str, str], keys: list[str], run_id: st
             _check_data(value, f"{key}.{name}", run_id)
             values[name] = value
         choices[key], settings[key] = choice, values
+    from fedlab.schema import check_schema
+
+    try:
+        check_schema(settings)  # the types and ranges a run of this checkout would be held to
+    except FedlabError as exc:
+        raise _refused(run_id, f"has {exc}") from None
     return choices, settings
 
 
@@ -167,35 +173,13 @@ def render_production(best: ChildRun, choices: dict[str, str], settings: dict, s
 
 
 def export_production(cfg: DictConfig) -> Exported:
-    from mlflow.artifacts import download_artifacts
-
     from fedlab.io import replace_together, write_text
-    from fedlab.tracking import Tracker, mask_hydra_record
+    from fedlab.tracking import Tracker, mask_hydra_record, store_errors
 
     mask_hydra_record()
     tracker = Tracker(cfg.mlflow.tracking_uri, cfg.mlflow.experiment)
-    client = tracker.mlflow.MlflowClient()
-    exp = client.get_experiment_by_name(cfg.mlflow.experiment)
-    sweep_id = cfg.sweep_run_id
-    if sweep_id is None:
-        sweep_id = latest_finished_sweep(client, exp.experiment_id)
-        if sweep_id is None:
-            raise FedlabError(f"no finished sweep in experiment {cfg.mlflow.experiment!r} at "
-                              f"{tracker.shown_uri}: run `make sweep` first, or pass sweep_run_id=ID")
-    rule = Rule.from_config(cfg.objective)
-    candidates = finished_children(client, exp.experiment_id, sweep_id, split=rule.split)
-    if not candidates:
-        raise FedlabError(f"sweep {sweep_id} has no finished runs on the {rule.split!r} split: check sweep_run_id")
-    metric = rule.metric
-    if not any(metric in c.metrics for c in candidates):
-        raise FedlabError(f"objective.metric={metric!r} was not logged by the sweep's runs "
-                          f"(logged e.g. {mlflow_name('recall@5')} as recall@5): choose a logged metric")
-    selection = select(candidates, rule)
-    print_exclusions(selection, metric)
-    best = selection.best
-    path = download_artifacts(run_id=best.run_id, artifact_path="config.yaml", tracking_uri=tracker.tracking_uri)
-    run_config = _read_run_config(path, best.run_id)
-    params = dict(client.get_run(best.run_id).data.params)
+    with store_errors(tracker.tracking_uri):  # a damaged store: one line, whichever query meets it
+        best, sweep_id, metric, run_config, params = _best_run(cfg, tracker)
     choices, settings = rebuild(run_config, params, list(cfg.pipeline_keys), best.run_id)
     out = Path(str(cfg.out))
     if not cfg.calibration.fit:
@@ -239,6 +223,34 @@ def log_version(tracker, out: Path, run_id: str, sweep_id: str, data_dir: str) -
     print(f"agent version: MLflow LoggedModel {AGENT_MODEL_NAME} {model_id} (the Models tab of experiment "
           f"{tracker.mlflow.get_experiment(tracker.experiment_id).name!r})")
     return model_id
+
+
+def _best_run(cfg: DictConfig, tracker) -> tuple[ChildRun, str, str, Any, dict[str, str]]:
+    """(the best run of the sweep, the sweep's id, the objective's metric, the run's config.yaml as
+    data, its params) from the tracking store."""
+    from mlflow.artifacts import download_artifacts
+
+    client = tracker.mlflow.MlflowClient()
+    exp = client.get_experiment_by_name(cfg.mlflow.experiment)
+    sweep_id = cfg.sweep_run_id
+    if sweep_id is None:
+        sweep_id = latest_finished_sweep(client, exp.experiment_id)
+        if sweep_id is None:
+            raise FedlabError(f"no finished sweep in experiment {cfg.mlflow.experiment!r} at "
+                              f"{tracker.shown_uri}: run `make sweep` first, or pass sweep_run_id=ID")
+    rule = Rule.from_config(cfg.objective)
+    candidates = finished_children(client, exp.experiment_id, sweep_id, split=rule.split)
+    if not candidates:
+        raise FedlabError(f"sweep {sweep_id} has no finished runs on the {rule.split!r} split: check sweep_run_id")
+    metric = rule.metric
+    if not any(metric in c.metrics for c in candidates):
+        raise FedlabError(f"objective.metric={metric!r} was not logged by the sweep's runs "
+                          f"(logged e.g. {mlflow_name('recall@5')} as recall@5): choose a logged metric")
+    selection = select(candidates, rule)
+    print_exclusions(selection, metric)
+    best = selection.best
+    path = download_artifacts(run_id=best.run_id, artifact_path="config.yaml", tracking_uri=tracker.tracking_uri)
+    return best, sweep_id, metric, _read_run_config(path, best.run_id), dict(client.get_run(best.run_id).data.params)
 
 
 def _read_run_config(path: str, run_id: str) -> Any:

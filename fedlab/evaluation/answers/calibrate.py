@@ -48,8 +48,11 @@ def compose_for_agent(config: str, sets: Sequence[str], split: str):
     """``config`` with the agent and lm groups selected (defaults added when neither names them),
     the model switched off (the mode it is fitted in), on ``split``."""
     from fedlab.agent.settings import compose_with_agent
+    from fedlab.schema import check_schema
 
-    return compose_with_agent(config, [*sets, "agent.calibration=null", f"dataset.split={split}"])
+    cfg = compose_with_agent(config, [*sets, "agent.calibration=null", f"dataset.split={split}"])
+    check_schema(cfg)
+    return cfg
 
 
 def config_path(out: Path) -> str:
@@ -159,6 +162,7 @@ def withheld_target(cfg) -> float | None:
 def calibration_set(cfg) -> list:
     """The questions of ``dataset.calibration_path`` in ``cfg``'s split ([] when it is null)."""
     from fedlab.dataset.schema import load_dataset
+    from fedlab.evaluation.retrieval.harness import check_unique_ids
 
     path = cfg.dataset.get("calibration_path")
     if not path:
@@ -167,7 +171,7 @@ def calibration_set(cfg) -> list:
         raise FedlabError(f"dataset.calibration_path={path} does not exist: point it at a JSONL file in the fomc_qa "
                           "schema, or pass dataset.calibration_path=null to fit on the split alone")
     split = cfg.dataset.split
-    return [q for q in load_dataset(path) if split == "all" or q.split == split]
+    return [q for q in check_unique_ids(load_dataset(path), path) if split == "all" or q.split == split]
 
 
 REWORDING_STYLES = ("terse", "chatty")

@@ -72,6 +72,20 @@ def trace_assessor(questions: Sequence[Question], pipeline,
     return assess
 
 
+def known_vectors(pipeline) -> dict | None:
+    """The vectors ``support`` may reuse for ``pipeline``'s embedder, remembered for the process
+    (fedlab.memo): its chunks' vectors in the index, then every sentence embedded since — the
+    sets of a report, the configs of a sweep and reworded questions repeat answers."""
+    from fedlab import memo
+
+    embedder = getattr(pipeline, "embedder", None)
+    if embedder is None or not hasattr(embedder, "fingerprint"):
+        return None
+    passages = getattr(pipeline, "passage_vectors", None)
+    return memo.remember("support_vectors", (pipeline.corpus.content_hash, embedder.fingerprint()),
+                         lambda: dict(passages()) if passages else {})
+
+
 def evaluate_answers(questions: Sequence[Question], answers: Sequence[AgentAnswer], pipeline,
                      judge: Any = None, judge_concurrency: int = 4) -> AgentOutcome:
     """Every measure of ``fedlab.evaluation.answers.measures`` plus support and, with a judge, faithfulness.
@@ -81,7 +95,7 @@ def evaluate_answers(questions: Sequence[Question], answers: Sequence[AgentAnswe
     evidence = resolve_evidence(questions, pipeline.corpus.by_id)
     chunks_by_id = {c.chunk_id: c for c in pipeline.chunks}
     results = [judge_answer(q, a, evidence.get(q.id, ()), chunks_by_id) for q, a in zip(questions, answers)]
-    supports = score_answers(answers, getattr(pipeline, "embedder", None))
+    supports = score_answers(answers, getattr(pipeline, "embedder", None), known=known_vectors(pipeline))
     for r, s in zip(results, supports):
         r.support = s.score
     judged = None
@@ -130,7 +144,7 @@ def _row(q: Question, a: AgentAnswer, r: QuestionRecord, support, evidence, chun
                                "closeness": s.closeness} for s in support.sentences],
         "faithfulness": r.faithfulness,
         "latency_ms": {k: round(v, 3) for k, v in a.latency_ms.items()}, "lm_usage": a.lm_usage,
-        "dropped_citations": a.dropped_citations,
+        "dropped_citations": a.dropped_citations, "skill": a.skill, "skills": list(a.skills),
     }
 
 

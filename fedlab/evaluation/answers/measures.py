@@ -29,7 +29,9 @@ Aggregates (``summarize``); a share whose denominator is empty is left out, exce
   confidence as reported, over every output, answers and abstentions (``selective.py``);
 - ``latency_p50_ms_agent_<stage>``, ``latency_p95_ms_agent_<stage>``;
 - ``lm_prompt_tokens``, ``lm_completion_tokens`` (totals) and ``…_mean`` per question;
-- ``dropped_citations``: markers the agent removed as invalid, in total.
+- ``dropped_citations``: markers the agent removed as invalid, in total;
+- ``skill.<name>.n``, ``skill.<name>.share``, ``skill.<name>.answer_accuracy``: per rule that
+  drafted answers (``skill_metrics``).
 """
 from __future__ import annotations
 
@@ -71,7 +73,7 @@ def judge_answer(question: Question, answer: AgentAnswer, evidence: Sequence[Evi
         answer_correct=answer_correct, correct=correct, missing_facts=missing if question.answerable else [],
         n_citations=len(answer.citations), valid_citations=valid, supporting_citations=supporting,
         raw_confidence=raw_score(answer),
-        confidence=float(answer.confidence if confidence is None else confidence),
+        confidence=float(answer.confidence if confidence is None else confidence), skill=answer.skill,
     )
 
 
@@ -96,6 +98,21 @@ def question_scores(answerable: bool, abstained: bool, answer_correct: bool, cor
     return scores
 
 
+def skill_metrics(results: Sequence[QuestionRecord]) -> dict[str, float]:
+    """Per rule that drafted answers (``QuestionRecord.skill``): ``skill.<name>.n`` questions it
+    drafted for, ``skill.<name>.share`` of all questions, ``skill.<name>.answer_accuracy`` of the
+    answerable ones among them (a draft withheld by the model counts as not right)."""
+    out: dict[str, float] = {}
+    for name in sorted({r.skill for r in results if r.skill}):
+        drafted = [r for r in results if r.skill == name]
+        out[f"skill.{name}.n"] = float(len(drafted))
+        out[f"skill.{name}.share"] = len(drafted) / len(results)
+        answerable = [r.answer_correct for r in drafted if r.answerable]
+        if answerable:
+            out[f"skill.{name}.answer_accuracy"] = sum(answerable) / len(answerable)
+    return out
+
+
 def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer]) -> dict[str, float]:
     """The aggregate metrics listed in the module docstring (``results`` and ``answers`` align)."""
     answerable = [r for r in results if r.answerable]
@@ -109,6 +126,7 @@ def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer])
         metrics[f"answer_accuracy.{cat}"] = _share(values)
     for cat in sorted({r.category for r in results}):
         metrics[f"abstention_rate.{cat}"] = _share([r.abstained for r in results if r.category == cat])
+    metrics.update(skill_metrics(results))
     n_cited = sum(r.n_citations for r in results)
     metrics["citation_validity"] = sum(r.valid_citations for r in results) / n_cited if n_cited else 1.0
     with_cites = [r for r in answerable if r.n_citations]

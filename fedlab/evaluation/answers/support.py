@@ -121,8 +121,12 @@ def lexical_overlap(sentence: str, passages: Sequence[str]) -> float:
     return sum(w in vocab for w in words) / len(words)
 
 
-def score_answers(answers: Sequence[AgentAnswer], embedder=None) -> list[AnswerSupport]:
-    """Support of each answer (rule in the module docstring); one embedding batch for all."""
+def score_answers(answers: Sequence[AgentAnswer], embedder=None, known: dict | None = None) -> list[AnswerSupport]:
+    """Support of each answer (rule in the module docstring); one embedding batch for all.
+    ``known``: texts whose vectors the embedder already gave (a cited chunk's vector in the
+    index, ``Pipeline.passage_vectors``, and earlier answers' sentences), used instead of
+    embedding them again; the texts embedded now are added to it."""
+    known = {} if known is None else known
     plans = []
     texts: dict[str, int] = {}
     for ans in answers:
@@ -135,12 +139,23 @@ def score_answers(answers: Sequence[AgentAnswer], embedder=None) -> list[AnswerS
             plan.append((text, nums, passages, [heads[n] for n in nums if n in heads]))
             if embedder is not None and passages:
                 for t in (strip_markers(text), *passages):
-                    texts.setdefault(t, len(texts))
+                    if t not in known:
+                        texts.setdefault(t, len(texts))
         plans.append(plan)
     vectors = None
-    if embedder is not None and texts:
-        vectors = np.asarray(embedder.embed_documents(list(texts), progress=False), dtype=float)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    if embedder is not None:
+        reused = [t for t in dict.fromkeys(t for plan in plans for text, _, passages, _ in plan if passages
+                                             for t in (strip_markers(text), *passages)) if t in known]
+        fresh = np.asarray(embedder.embed_documents(list(texts), progress=False), dtype=float) if texts else None
+        if fresh is not None:
+            known.update(zip(texts, fresh))
+        for t in reused:
+            texts[t] = len(texts)
+        parts = [p for p in (fresh, np.asarray([known[t] for t in reused], dtype=float) if reused else None)
+                 if p is not None]
+        if parts:
+            vectors = np.concatenate(parts).reshape(len(texts), -1)
+            vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
     out = []
     for ans, plan in zip(answers, plans):
         if not plan:

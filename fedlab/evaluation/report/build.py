@@ -1,7 +1,6 @@
 """``build_report``: plan the sets, evaluate them, measure, write and log the report."""
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
 from fedlab.errors import FedlabError
@@ -26,20 +25,20 @@ def build_report(config: str, overrides: list[str], roles: tuple[str, ...], name
     from fedlab.evaluation.gates import DEFAULT_RECORD, read_record
     from fedlab.evaluation.report.reads import test_reads
     from fedlab.evaluation.report.render import markdown, write_figures
-    from fedlab.evaluation.report.run import Report, compare_against, evaluate_sets, plan, summarise
+    from fedlab.evaluation.report.run import Report, compare_against, earlier_runs, evaluate_sets, plan, summarise
     from fedlab.io import write_json, write_text
     from fedlab.tracking import default_tracking_uri
 
     specs = plan(roles, set_files, names)
+    earlier = earlier_runs(against) if against else None  # a bad --against is said before any work
     state = model_state(config, overrides)
     if state:
         console.print(f"answerability model: {state}")
     console.print(f"report of {config} on {len(specs)} set(s): {', '.join(s.name for s in specs)}")
     results, parent_id = evaluate_sets(config, overrides, specs, group_by, progress, console)
     report = Report(config, results, group_by, parent_run_id=parent_id, model_state=state)
-    if against:
-        with tempfile.TemporaryDirectory(prefix="fedlab-against-") as scratch:
-            report.against = compare_against(results, against, Path(scratch))
+    if earlier is not None:
+        report.against = compare_against(results, earlier)
     try:
         since = read_record(DEFAULT_RECORD).recorded_at if DEFAULT_RECORD.is_file() else None
     except FedlabError:

@@ -26,6 +26,14 @@ def cell(est: dict | None, interval: bool = True) -> str:
     return f"{fmt(est['value'])} [{short(est['lo'])}, {short(est['hi'])}]"
 
 
+def compact(est: dict | None) -> str:
+    """``0.88 [0.81,0.94]``: a terminal cell (milliseconds without decimals)."""
+    if not est or est.get("value") is None:
+        return "—"
+    f = (lambda x: f"{x:.0f}") if abs(est["value"]) >= 10 else (lambda x: f"{x:.2f}")
+    return f(est["value"]) if est.get("lo") is None else f"{f(est['value'])} [{f(est['lo'])},{f(est['hi'])}]"
+
+
 def _rows(data: dict) -> list[tuple[str, str, dict]]:
     """(label, role, block) for every set, then every role's pool."""
     rows = [(s["name"], s["role"], s) for s in data["sets"]]
@@ -84,13 +92,20 @@ def print_table(data: dict, console) -> None:
     from rich.table import Table
 
     table = Table(title=f"fedlab report: {data['config']} (95% bootstrap intervals)", box=box.SIMPLE_HEAD)
-    for col in ("set", "role", "n", *(SHORT[m] for m in CONSOLE)):
+    against = any(s.get("against") for s in data["sets"])
+    for col in ("set", "role", "n", *(SHORT[m] for m in CONSOLE), *(["Δacc (p)"] if against else [])):
         table.add_column(col, justify="left" if col in ("set", "role") else "right", no_wrap=True)
     for label, role, block in _rows(data):
         o = block["overall"]
-        table.add_row(label.replace("**", ""), role, str(o.get("n", 0)), *(cell(o.get(m)) for m in CONSOLE))
+        delta = []
+        if against:
+            r = (block.get("against") or {}).get("answer_accuracy")
+            delta = [f"{r['delta']:+.3f} ({r['p']:.2g})" if r and r.get("p") is not None
+                     and r["p"] == r["p"] else (f"{r['delta']:+.3f}" if r else "")]
+        table.add_row(label.replace("**", ""), role, str(o.get("n", 0)), *(compact(o.get(m)) for m in CONSOLE), *delta)
     if data.get("gap"):
-        table.add_row("gap dev−heldout", "", "", *(cell(data["gap"].get(m)) for m in CONSOLE))
+        table.add_row("gap dev−heldout", "", "", *(compact(data["gap"].get(m)) for m in CONSOLE),
+                      *([""] if against else []))
     console.print(table)
     reads = data.get("test_reads") or {}
     if reads.get("count") is not None:

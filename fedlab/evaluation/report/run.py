@@ -169,13 +169,12 @@ def summarise(report: Report, n_boot: int = 1000, seed: int = 0) -> dict:
     }
 
 
-def compare_against(results: list[SetResult], against: str, scratch: Path) -> dict[str, dict]:
+def compare_against(results: list[SetResult], earlier: dict[str, str]) -> dict[str, dict]:
     """Per set, each of AGAINST_METRICS the earlier run and this one both have: A (earlier), B
-    (now), the change and a paired test (fedlab.evaluation.compare). ``against`` is a report
-    parent run id or a report.json; a set the earlier report lacks gets no entry."""
+    (now), the change and a paired test (fedlab.evaluation.compare). ``earlier``: an earlier
+    report's runs (``earlier_runs``); a set the earlier report lacks gets no entry."""
     from fedlab.evaluation.compare import compare
 
-    earlier = _earlier_runs(against)
     out: dict[str, dict] = {}
     for res in results:
         base = earlier.get(res.spec.name)
@@ -194,7 +193,7 @@ def compare_against(results: list[SetResult], against: str, scratch: Path) -> di
     return out
 
 
-def _earlier_runs(against: str) -> dict[str, str]:
+def earlier_runs(against: str) -> dict[str, str]:
     """{set name: a run directory or MLflow run id} of an earlier report."""
     path = Path(against)
     if path.suffix == ".json" or path.is_file():

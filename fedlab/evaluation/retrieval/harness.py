@@ -44,7 +44,7 @@ def load_split(path: str | Path, split: str, ids: str | None = None) -> list[Que
         raise FedlabError(f"dataset.split={split!r}: use one of {', '.join(SPLITS)}")
     if not Path(path).is_file():
         raise FedlabError(f"dataset.path={path} does not exist: point it at a JSONL file in the fomc_qa schema")
-    questions = load_dataset(path)
+    questions = check_unique_ids(load_dataset(path), path)
     chosen = questions if split == "all" else [q for q in questions if q.split == split]
     if not chosen:
         raise FedlabError(f"{path} has no questions in split {split!r}: choose another dataset.split")
@@ -71,6 +71,19 @@ def load_questions(dataset) -> tuple[list[Question], str]:
         questions += chosen
         parts.append(f"{name}:{dataset_hash(member.path)}:{member.split}:{member.ids or ''}")
     return questions, hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def check_unique_ids(questions: list[Question], path: str | Path) -> list[Question]:
+    """``questions``, refused in one line when two share an id: results are kept by id, so one of
+    them would silently drop out of the metrics (``dataset validate`` reports every duplicate)."""
+    first: dict[str, int] = {}
+    for q in questions:
+        if q.id in first:
+            raise FedlabError(f"{path}: question id {q.id!r} is used on line {first[q.id]} and again on line {q.line}: "
+                              "give each question its own id (python -m fedlab.dataset validate "
+                              f"{path} lists every duplicate)")
+        first[q.id] = q.line
+    return questions
 
 
 QUERY_TIMINGS = ("per_sweep", "per_run")

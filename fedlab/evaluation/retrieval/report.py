@@ -18,6 +18,9 @@ def print_metrics(console: Console, name: str, metrics: dict, run_id: str, info)
         f"{metrics.get('latency_p95_ms_total', float('nan')):.1f}",
     )
     console.print(table)
-    built = ", ".join(f"{stage} {info.cache[stage]} ({info.seconds[stage]:.1f}s)" for stage in info.cache)
+    waited = getattr(info, "waited", {})
+    built = ", ".join(f"{stage} {info.cache[stage]} ({info.seconds[stage]:.1f}s"
+                      + (f", after waiting {waited[stage]:.1f}s for another process's build" if stage in waited else "")
+                      + ")" for stage in info.cache)
     console.print(f"questions: {int(metrics['n_questions'])} ({int(metrics['n_answerable'])} answerable)  "
                   f"artifacts: {built}")
