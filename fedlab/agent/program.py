@@ -587,10 +587,11 @@ class AgentProgram:
                             {"question": question, "passages": [p.split("\n", 1)[0] for p in passages]}) as span:
                 drafted = self.synthesize_answer(question=question, passages=passages)
                 draft = drafted.answer
-                span.set_outputs({"answer": draft})
+                skill = getattr(drafted, "skill", None) or ("lm" if getattr(self.backend, "is_language_model", False)
+                                                            else "reader")
+                base["skill"], base["skills"] = skill, list(getattr(drafted, "skills", None) or [skill])
+                span.set_outputs({"answer": draft, "skill": skill, "skills": base["skills"]})  # who drafted it
             timings["synthesize"] = (time.perf_counter() - t) * 1000
-        skill = getattr(drafted, "skill", None) or ("lm" if getattr(self.backend, "is_language_model", False) else "reader")
-        base["skill"], base["skills"] = skill, list(getattr(drafted, "skills", None) or [skill])
 
         t = time.perf_counter()
         shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, _, _ in extra]

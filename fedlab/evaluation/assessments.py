@@ -62,6 +62,9 @@ def answer_measures(question, answer, record, retrieval: dict | None = None) -> 
                     f"{record.valid_citations} of {record.n_citations} citations name a retrieved passage",
                     ANSWER_SOURCE))
     out.append(("confidence", float(answer.confidence), f"level {answer.confidence_level}", AGENT_SOURCE))
+    if getattr(answer, "skill", None):  # the rule that drafted the answer: runs compare per skill
+        out.append(("skill", str(answer.skill), "drafted with " + ", ".join(answer.skills or [answer.skill]),
+                    AGENT_SOURCE))
     return out + retrieval_measures(retrieval)
 
 
