@@ -277,12 +277,13 @@ def trace_cost_section(c: TraceCost | None) -> list[str]:
         f"every question traced (`eval.traces=all`: a trace per question with its spans, retrieved passages and "
         f"assessments, stored before the process ends) and with none (`off`), {rounds} round(s) after an untimed "
         f"warm-up, the order alternating by round, one sqlite tracking store. Median wall per setting; overhead = "
-        f"all / off − 1 (target ≤ {TRACE_TARGET:.0%}). Choose the config with "
+        f"all / off − 1 (target ≤ {TRACE_TARGET:.0%}); CPU all / off is the same ratio of the processes' CPU "
+        f"seconds (user + system), which other jobs on a shared machine do not stretch. Choose the config with "
         f"`make bench BENCH_ARGS='trace_cost.config=evaluate'`.",
         "",
-        _md_table(["config", "questions", "off s", "all s", "all / off", "overhead"],
+        _md_table(["config", "questions", "off s", "all s", "all / off", "overhead", "CPU all / off"],
                   [[c.config, str(c.n_questions), _f(c.median("off"), 1), _f(c.median("all"), 1), f"{c.ratio:.3f}",
-                    f"{c.overhead:+.1%}"]]),
+                    f"{c.overhead:+.1%}", "–" if c.cpu_ratio is None else f"{c.cpu_ratio:.3f}"]]),
         "",
     ]
 

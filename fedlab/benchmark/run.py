@@ -315,7 +315,8 @@ def trace_cost(cfg: DictConfig, console):
     result = measure_trace_cost(config, int(tc.repeats), list(tc.args or []), keep=tc.keep)
     verdict = "within" if result.overhead <= TARGET else "over"
     console.print(f"trace cost ({result.config}, {result.n_questions} questions): off {result.median('off'):.1f} s, "
-                  f"all {result.median('all'):.1f} s → +{result.overhead:.1%} ({verdict} the {TARGET:.0%} target)")
+                  f"all {result.median('all'):.1f} s → {result.overhead:+.1%} ({verdict} the {TARGET:.0%} target)"
+                  + ("" if result.cpu_ratio is None else f"; CPU all / off {result.cpu_ratio:.3f}"))
     return result
 
 
