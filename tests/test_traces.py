@@ -189,6 +189,9 @@ def test_a_recorded_answer_is_the_same_answer_and_shows_its_steps(agent):
     assert set(traced.retrieved_chunk_ids) >= {c for s in searches for c in s["documents"]}
     out = recorder.spans[0]["outputs"]
     assert out["answer"] == traced.answer and out["abstained"] is False and out["citations"]
+    assert out["skill"] == traced.skill  # the skill that answered, on the root and on the drafting step
+    [drafted] = [s for s in recorder.spans if s["name"] == "synthesize_answer"]
+    assert drafted["outputs"]["skill"] == traced.skill and drafted["outputs"]["skills"] == traced.skills
 
 
 def test_the_assessments_of_an_answer(agent, corpus_dir):
@@ -206,6 +209,7 @@ def test_the_assessments_of_an_answer(agent, corpus_dir):
     assert measures["confidence"][0] == a.confidence and measures["recall@10"][0] == 0.5
     assert measures["citation_validity"][0] == 1.0
     assert "meeting_recall@5" not in measures  # not given: left out
+    assert measures["skill"][0] == a.skill and a.skill in measures["skill"][1]
     assert dict((n, v) for n, v, _ in expectations(q))["key_facts"] == list(q.key_facts)
 
 
@@ -219,6 +223,59 @@ def test_secrets_never_reach_a_trace(monkeypatch):
                             "k": 10})
     assert cleaned == {"question": "***", "api_key": "***", "base_url": "http://alice:***@host:5000/x",
                        "passages": ["fine", "***"], "k": 10}
+
+
+def test_a_question_is_written_to_the_store_after_the_timed_work(tmp_path, monkeypatch):
+    """The Tracer keeps a question's steps in memory while it is answered and writes them when told
+    (spans.release), with their own times: a RETRIEVER span with the passages' doc_id, chunk id,
+    score and date, the answer on the root, the assessments on the trace; all in a real store."""
+    from types import SimpleNamespace
+
+    import mlflow
+    from mlflow.tracking import MlflowClient
+
+    from fedlab.tracing import Tracer
+
+    for name in ("MLFLOW_ASYNC_TRACE_LOGGING_MAX_QUEUE_SIZE", "MLFLOW_ASYNC_TRACE_LOGGING_MAX_WORKERS"):
+        monkeypatch.delenv(name, raising=False)  # the Tracer sets them for the process: undone after the test
+    monkeypatch.setattr(mlflow.tracking.fluent, "_active_experiment_id", None)  # restored after the test
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    before = mlflow.get_tracking_uri()
+    mlflow.set_tracking_uri(uri)
+    chunk = SimpleNamespace(text="The Committee decided to maintain the target range.", doc_id="statement-2019-01-30",
+                            chunk_id="statement-2019-01-30#0-50-ab", meeting_date="2019-01-30", doc_type="statement",
+                            section=None)
+    result = SimpleNamespace(hits=[SimpleNamespace(chunk=chunk, score=12.5, rank=1)], hint=None, k_used=10,
+                             timings={"search": 1.5})
+    try:
+        experiment = mlflow.set_experiment("traces-unit").experiment_id
+        tracer = Tracer("all", ids=["q1"], tags={"fedlab.source": "test"})
+        with mlflow.start_run() as run, spans.recording(tracer):
+            with spans.question("q1", "Where was the range left?") as root:
+                with spans.step("search", "RETRIEVER", {"query": "range"}) as step:
+                    step.retrieved(result)
+                root.set_outputs({"answer": "It was maintained [1].", "abstained": False, "skill": "hold_run"})
+                root.expect([("answerable", True, None)])
+                root.assess([("correct", True, "answered with every key fact"), ("recall@10", None, "left out")])
+            assert tracer.trace_ids == {}  # nothing written while the work is timed
+            spans.release()
+            tracer.flush()
+        [trace] = MlflowClient(uri).search_traces(locations=[experiment], run_id=run.info.run_id)
+    finally:
+        mlflow.set_tracking_uri(before)
+    assert tracer.trace_ids == {"q1": trace.info.trace_id} and trace.info.client_request_id == "q1"
+    root_span, search = trace.data.spans
+    assert root_span.outputs["skill"] == "hold_run" and trace.info.request_preview == "Where was the range left?"
+    assert search.span_type == "RETRIEVER" and search.parent_id == root_span.span_id
+    assert search.start_time_ns >= root_span.start_time_ns and search.end_time_ns <= root_span.end_time_ns
+    [doc] = search.outputs
+    assert {k: doc["metadata"][k] for k in ("doc_id", "chunk_id", "score", "meeting_date")} == {
+        "doc_id": "statement-2019-01-30", "chunk_id": "statement-2019-01-30#0-50-ab", "score": 12.5,
+        "meeting_date": "2019-01-30"}
+    feedback = {a.name: a for a in trace.info.assessments if a.feedback is not None}
+    assert set(feedback) == {"correct"} and feedback["correct"].value is True  # a value of None is left out
+    assert feedback["correct"].source.source_type == "CODE"
+    assert [a.name for a in trace.info.assessments if a.expectation is not None] == ["answerable"]
 
 
 # -- end to end: a real MLflow server -------------------------------------------------------------
@@ -289,54 +346,87 @@ def test_an_evaluation_is_traced_into_a_real_mlflow_server(corpus_dir, tmp_path)
         assert answered >= 6
 
 
-def test_a_retrieval_run_traces_the_search_alone_and_registers_its_question_set(corpus_dir, tmp_path):
-    """Retrieval only: a trace per question is its search (a RETRIEVER root) with recall@10 and
-    meeting_recall@5 as assessments; the registered set becomes one MLflow evaluation dataset."""
+def otel(value: dict):
+    """A span attribute as the REST API returns it (an OpenTelemetry AnyValue) as data."""
+    if "array_value" in value:
+        return [otel(v) for v in value["array_value"].get("values", [])]
+    if "kvlist_value" in value:
+        return {kv["key"]: otel(kv.get("value", {})) for kv in value["kvlist_value"].get("values", [])}
+    if not value:  # null
+        return None
+    [(kind, plain)] = value.items()
+    return int(plain) if kind == "int_value" else plain
+
+
+@pytest.mark.slow  # a server's start and an evaluation through it: ~40 s on 2 idle cores, minutes on busy ones
+def test_a_retrieval_run_is_traced_into_a_real_mlflow_server(corpus_dir, tmp_path):
+    """Against `mlflow server` on loopback, read back through its REST API: the run's dataset
+    input; a trace per question, its search alone (a RETRIEVER root whose documents carry doc_id,
+    chunk id, score and date); recall@10 and meeting_recall@5 as code assessments. The registered
+    set becomes one MLflow evaluation dataset with its answer key."""
+    import httpx
     import mlflow
-    from mlflow.tracking import MlflowClient
 
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    proc = run_python(["-m", "fedlab.evaluate", "retriever=bm25", f"paths.data_dir={corpus_dir.parent.parent}",
-                       "dataset.ids=qa-a-00", "eval.progress=false", f"mlflow.tracking_uri={uri}",
-                       "mlflow.run_name=first", f"hydra.run.dir={tmp_path / 'first'}"])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    client = MlflowClient(uri)
-    experiment = client.get_experiment_by_name("fedlab").experiment_id
-    run = client.search_runs([experiment], filter_string="attributes.run_name = 'first'")[0]
-    [dataset_input] = run.inputs.dataset_inputs
-    assert dataset_input.dataset.name == "fomc_qa" and dataset_input.dataset.digest == run.data.tags["dataset_hash"]
-    assert {t.key: t.value for t in dataset_input.tags}["mlflow.data.context"] == "dev"
-    rows = {r["id"]: r for r in map(json.loads, (tmp_path / "first" / "artifacts" / "per_question.jsonl").open())}
-    traces = client.search_traces(locations=[experiment], run_id=run.info.run_id)
-    assert {t.info.client_request_id for t in traces} == set(rows) and len(rows) == 5
-    for trace in traces:
-        [root] = trace.data.spans
-        assert root.span_type == "RETRIEVER" and root.inputs["id"] == trace.info.client_request_id
-        assert [d["id"] for d in root.outputs] == rows[root.inputs["id"]]["retrieved"]
-        feedback = {a.name: a.value for a in trace.info.assessments if a.feedback is not None}
-        row = rows[root.inputs["id"]]
-        assert feedback == {"recall@10": row["recall@10"], "meeting_recall@5": row["meeting_recall@5"]}
-    before = mlflow.get_tracking_uri()
-    mlflow.set_tracking_uri(uri)
-    try:
-        from mlflow.genai.datasets import search_datasets
+    with mlflow_server(tmp_path) as uri:
+        proc = run_python(["-m", "fedlab.evaluate", "retriever=bm25", f"paths.data_dir={corpus_dir.parent.parent}",
+                           "dataset.ids=qa-a-00", "eval.progress=false", "mlflow.run_name=first",
+                           f"hydra.run.dir={tmp_path / 'first'}"], env={"MLFLOW_TRACKING_URI": uri})
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        api = httpx.Client(base_url=f"{uri}/api", timeout=30)
+        experiment = api.get("/2.0/mlflow/experiments/get-by-name",
+                             params={"experiment_name": "fedlab"}).json()["experiment"]["experiment_id"]
+        [run] = api.post("/2.0/mlflow/runs/search", json={"experiment_ids": [experiment]}).json()["runs"]
+        run_id, run_tags = run["info"]["run_id"], {t["key"]: t["value"] for t in run["data"]["tags"]}
 
-        from fedlab.dataset.registry import registered as registered_set
-        from fedlab.evaluation.retrieval.harness import load_split
-        from fedlab.tracing import register_question_set
+        # the dataset input, as the UI's Dataset column reads it
+        [dataset_input] = run["inputs"]["dataset_inputs"]
+        assert dataset_input["dataset"]["name"] == "fomc_qa"
+        assert dataset_input["dataset"]["digest"] == run_tags["dataset_hash"]
+        assert {t["key"]: t["value"] for t in dataset_input["tags"]}["mlflow.data.context"] == "dev"
 
-        member = registered_set("fomc_qa")
-        again = register_question_set(mlflow, uri, load_split(member.path, "dev", "qa-a-00"), "fomc_qa",
-                                      run.data.tags["dataset_hash"], "dev", "qa-a-00", experiment)
-        [registered] = search_datasets(filter_string="name = 'fomc_qa (ids qa-a-00)'")  # the next evaluation finds it
-        assert again == registered.dataset_id
-        records = registered.to_df()
-    finally:
-        mlflow.set_tracking_uri(before)
+        # a trace per question, linked to the run, with its assessments
+        rows = {r["id"]: r for r in map(json.loads, (tmp_path / "first" / "artifacts" / "per_question.jsonl").open())}
+        infos = api.post("/3.0/mlflow/traces/search", json={
+            "locations": [{"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": experiment}}],
+            "filter": f"metadata.`mlflow.sourceRun` = '{run_id}'", "max_results": 50}).json()["traces"]
+        assert {i["client_request_id"] for i in infos} == set(rows) and len(rows) == 5
+        for info in infos:
+            row = rows[info["client_request_id"]]
+            feedback = {a["assessment_name"]: a for a in info["assessments"] if "feedback" in a}
+            assert {name: a["feedback"]["value"] for name, a in feedback.items()} == \
+                {"recall@10": row["recall@10"], "meeting_recall@5": row["meeting_recall@5"]}
+            assert {a["source"]["source_type"] for a in feedback.values()} == {"CODE"}
+
+            # its spans: the search alone, a RETRIEVER with the passages it returned
+            trace = api.get("/3.0/mlflow/traces/get", params={"trace_id": info["trace_id"]}).json()["trace"]
+            [span] = trace["spans"]
+            attributes = {a["key"]: otel(a["value"]) for a in span["attributes"]}
+            assert attributes["mlflow.spanType"] == "RETRIEVER"
+            docs = attributes["mlflow.spanOutputs"]
+            assert [d["id"] for d in docs] == row["retrieved"]
+            assert {"doc_id", "chunk_id", "score", "meeting_date"} <= set(docs[0]["metadata"])
+        before = mlflow.get_tracking_uri()
+        mlflow.set_tracking_uri(uri)
+        try:
+            from mlflow.genai.datasets import search_datasets
+
+            from fedlab.dataset.registry import registered as registered_set
+            from fedlab.evaluation.retrieval.harness import load_split
+            from fedlab.tracing import register_question_set
+
+            member = registered_set("fomc_qa")
+            again = register_question_set(mlflow, uri, load_split(member.path, "dev", "qa-a-00"), "fomc_qa",
+                                          run_tags["dataset_hash"], "dev", "qa-a-00", experiment)
+            [registered] = search_datasets(filter_string="name = 'fomc_qa (ids qa-a-00)'")  # the next run finds it
+            assert again == registered.dataset_id
+            records = registered.to_df()
+        finally:
+            mlflow.set_tracking_uri(before)
     assert len(records) == 5 and records.iloc[0]["expectations"]["key_facts"]
     assert {"answerable", "expected_response", "evidence"} <= set(records.iloc[0]["expectations"])
 
 
+@pytest.mark.slow  # a second process building the agent: ~17 s; the hooks' recording is checked above
 def test_ask_with_trace_records_the_answer_as_a_trace(corpus_dir, tmp_path):
     from mlflow.tracking import MlflowClient
 
@@ -374,16 +464,18 @@ def test_the_tracing_cost_alternates_the_settings_and_reports_the_overhead(tmp_p
         order.append(label)
         (work / f"{label}.json").write_text(json.dumps({"n_questions": 131}))
         assert f"{mode}" in ("off", "all") and "MLFLOW_TRACKING_URI" not in env and args == ["dataset.split=dev"]
-        return {"off": 100.0, "all": 110.0}[mode] + len(order) * 0.1
+        wall = {"off": 100.0, "all": 110.0}[mode] + len(order) * 0.1
+        return wall if label == "warmup" else (wall, {"off": 50.0, "all": 54.0}[mode])  # (wall, CPU) seconds
 
     cost = measure_trace_cost("production", 2, ["dataset.split=dev"], keep=tmp_path, run=run)
     assert order == ["warmup", "off-1", "all-1", "all-2", "off-2"]
     assert cost.n_questions == 131 and cost.seconds == {"off": [100.2, 100.5], "all": [110.3, 110.4]}
     assert cost.overhead == pytest.approx(110.35 / 100.35 - 1)
+    assert cost.cpu_seconds == {"off": [50.0, 50.0], "all": [54.0, 54.0]} and cost.cpu_ratio == pytest.approx(1.08)
     assert set(cost.metrics()) == {"trace_cost.off_s", "trace_cost.all_s", "trace_cost.ratio", "trace_cost.overhead",
-                                   "trace_cost.n_questions"}
+                                   "trace_cost.n_questions", "trace_cost.cpu_ratio"}
     text = "\n".join(trace_cost_section(cost))
-    assert "## Tracing cost" in text and "+10.0%" in text and "target ≤ 15%" in text
+    assert "## Tracing cost" in text and "+10.0%" in text and "target ≤ 15%" in text and "| 1.080 |" in text
     assert BenchResult({}, [], trace_cost=cost).extra()["trace_cost"]["ratio"] == pytest.approx(cost.ratio)
     with pytest.raises(FedlabError, match="trace_cost.repeats=0"):
         measure_trace_cost("production", 0, keep=tmp_path, run=run)
