@@ -38,9 +38,9 @@ help:
 	@echo "make report    conf/production.yaml on every dev and heldout question set, with 95% intervals"
 	@echo "               (ARGS='--include-test', '--group-by style', '--set-file F', '--against reports/report.json')"
 	@echo "make release   refit the answerability model, report on every set with test, re-record the gates"
-	@echo "make ui        MLflow UI on 127.0.0.1:5000"
+	@echo "make ui        MLflow UI on 127.0.0.1:5000 (runs; per question: traces, passages, assessments)"
 	@echo "make ask Q=... ask the production pipeline a question (ARGS='--json' for JSON)"
-	@echo "make bench     ANN / embedder / cache / sweep-cost benchmark (BENCH_OUT=FILE for JSON, BENCH_ARGS='sweep_cost.study=default')"
+	@echo "make bench     ANN / embedder / cache / sweep-cost / tracing-cost benchmark (BENCH_OUT=FILE for JSON, BENCH_ARGS='sweep_cost.study=default')"
 
 install: $(STAMP)
 

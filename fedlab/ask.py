@@ -31,6 +31,9 @@ def parse_args(argv: list[str] | None):
     add_config_args(p, DEFAULT_CONFIG, example="lm=anthropic --set agent.transport=mcp")
     p.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     p.add_argument("--max-chars", type=int, default=MAX_QUESTION_CHARS, help="longest question accepted")
+    p.add_argument("--trace", action="store_true",
+                   help="record the answer as an MLflow trace (its steps, searches and passages) in the config's "
+                        "tracking store: MLFLOW_TRACKING_URI, else mlflow.tracking_uri (the local mlflow.db)")
     return p.parse_args(argv)
 
 
@@ -49,7 +52,17 @@ def main(argv: list[str] | None = None) -> int:
         os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # model-loading bars would clutter the answer
         os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
         question = check_question(args.question, args.max_chars)
-        result = answer_question(config_from_args(args, compose=compose_config), question)
+        cfg = config_from_args(args, compose=compose_config)
+        if args.trace:
+            from fedlab.tracing import traced_ask
+
+            with traced_ask(cfg) as tracer:
+                result = answer_question(cfg, question)
+            for trace_id in tracer.trace_ids.values():
+                print(f"trace {trace_id} in experiment {cfg.mlflow.experiment!r} at {tracer.shown_uri}",
+                      file=sys.stderr)
+        else:
+            result = answer_question(cfg, question)
     except FedlabError as exc:
         if as_json:
             print(json.dumps({"error": mask_credentials(str(exc)), "exit_code": EXIT_USER}), flush=True)

@@ -28,6 +28,20 @@ def register_resolvers() -> None:
         OmegaConf.register_new_resolver("fedlab_job_env", job_env)
     if not OmegaConf.has_resolver("dataset_role"):
         OmegaConf.register_new_resolver("dataset_role", dataset_role)
+    if not OmegaConf.has_resolver("eval_traces"):
+        OmegaConf.register_new_resolver("eval_traces", default_traces)
+
+
+def default_traces() -> str:
+    """The ``${eval_traces:}`` resolver, ``eval.traces`` unless given: ``sample`` in a Hydra
+    multirun (a sweep's configs), ``all`` otherwise (one evaluation, the gate, the report)."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    try:
+        return "sample" if HydraConfig.get().mode == RunMode.MULTIRUN else "all"
+    except ValueError:  # not in a Hydra app
+        return "all"
 
 
 # The roles of question sets (fedlab.dataset.registry says what each may be used for).

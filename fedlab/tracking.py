@@ -27,7 +27,7 @@ RESULT_GROUPS = ("corpus", "chunker", "embedder", "index", "bm25", "retriever", 
 # Settings inside those groups that change how fast a run goes, never what it measures.
 EXECUTION_KEYS = frozenset({"progress", "device", "batch_size", "threads", "dir", "raw_cache_dir", "mirror",
                             "fetch", "base_url", "allow_shrink", "volatile_ttl_h", "metrics_out", "transport",
-                            "concurrency", "timeout_s", "path", "max_doc_chars"})
+                            "concurrency", "timeout_s", "path", "max_doc_chars", "traces", "trace_sample"})
 
 
 def mlflow_name(name: str) -> str:
@@ -461,9 +461,13 @@ class Tracker:
         for i in range(0, len(items), 100):
             self.mlflow.log_params(dict(items[i : i + 100]))
 
-    def log_metrics(self, metrics: dict[str, float], step: int | None = None) -> None:
+    def log_metrics(self, metrics: dict[str, float], step: int | None = None, model_id: str | None = None,
+                    dataset: Any = None) -> None:
+        """The metrics, on the active run; with ``model_id`` (and ``dataset``) also the model's
+        (an agent version's evaluation on that dataset)."""
         clean = {mlflow_name(k): rounded(k, v) for k, v in metrics.items() if v is not None}
-        self.mlflow.log_metrics(clean, step=step)
+        extra = {"model_id": model_id, "dataset": dataset} if model_id else {}
+        self.mlflow.log_metrics(clean, step=step, **extra)
 
     def log_artifact_dir(self, directory: str | Path, artifact_path: str | None = None) -> None:
         self.mlflow.log_artifacts(str(directory), artifact_path=artifact_path)

@@ -113,6 +113,10 @@ def test_sweep_export_gate(workspace, tmp_path):
         a.path for a in client.list_artifacts(parent, "sweep")}
     best_id = parent_run.data.tags["best_run_id"]
     assert best_id in {c.info.run_id for c in children}
+    # a sweep traces a sample of the questions (eval.traces: sample in a multirun), the same in every config
+    traced = [{t.info.client_request_id for t in client.search_traces(locations=[exp], run_id=c.info.run_id)}
+              for c in children]
+    assert len(traced[0]) == 20 and traced[0] == traced[1]
 
     production = tmp_path / "production.yaml"
     calibrator = tmp_path / "calibration.json"
@@ -130,6 +134,11 @@ def test_sweep_export_gate(workspace, tmp_path):
     # the agent's calibrator was fitted on dev with this pipeline and is named by the config
     assert body["agent"]["calibration"] == str(calibrator.resolve())
     assert json.loads(calibrator.read_text())["meta"]["split"] == "dev"
+    # ... and logged as an agent version: an MLflow LoggedModel with the config, its model and source run
+    [version] = client.search_logged_models([exp], filter_string="name = 'fedlab-production'")
+    assert version.source_run_id == best.info.run_id and version.params["retriever.kind"] == "bm25"
+    assert {"production.yaml", "calibration"} <= {a.path for a in client.list_logged_model_artifacts(version.model_id)}
+    assert version.model_id in proc.stdout
 
     gates = tmp_path / "gates.yaml"
     gates.write_text(yaml.safe_dump({"split": "test", "corpus_hash": body["production"]["corpus_hash"],
@@ -140,6 +149,11 @@ def test_sweep_export_gate(workspace, tmp_path):
     ok = _run(common)
     assert ok.returncode == 0, ok.stderr[-3000:]
     assert "pass" in ok.stdout
+    # the gate's evaluation of the exported config is linked to its agent version, and so are its traces
+    gated = client.search_runs([exp], filter_string="tags.dataset_split = 'test'")[0].info.run_id
+    assert [m.model_id for m in client.get_run(gated).inputs.model_inputs] == [version.model_id]
+    assert {t.info.trace_metadata.get("mlflow.modelId")
+            for t in client.search_traces(locations=[exp], run_id=gated, max_results=5)} == {version.model_id}
     failing = _run([*common, "--set", "recall@5=1.01"])
     assert failing.returncode == 1
     assert "gate failed: recall@5" in failing.stderr
@@ -152,9 +166,12 @@ def test_a_real_mlflow_server_as_tracking_uri(workspace, tmp_path):
 
     with mlflow_server(tmp_path) as uri:
         proc = _run(["-m", "fedlab.evaluate", "retriever=bm25", f"paths.data_dir={workspace['data']}",
-                     "eval.progress=false", "mlflow.run_name=via-server"], env={"MLFLOW_TRACKING_URI": uri})
+                     "eval.progress=false", "mlflow.run_name=via-server", "eval.traces=sample", "eval.trace_sample=5"],
+                    env={"MLFLOW_TRACKING_URI": uri})
         assert proc.returncode == 0, proc.stderr[-3000:]
         client = MlflowClient(uri)
         runs = client.search_runs([client.get_experiment_by_name("fedlab").experiment_id])
         assert [r.info.run_name for r in runs] == ["via-server"]
         assert "per_question.jsonl" in {a.path for a in client.list_artifacts(runs[0].info.run_id)}
+        traces = client.search_traces(locations=[runs[0].info.experiment_id], run_id=runs[0].info.run_id)
+        assert len(traces) == 5 and {t.data.spans[0].span_type for t in traces} == {"RETRIEVER"}

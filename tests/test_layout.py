@@ -16,7 +16,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "fedlab"
 # lowest first; a name is a module or a package (and everything under it)
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("infrastructure", ("fedlab", "fedlab.errors", "fedlab.io", "fedlab.env", "fedlab.progress", "fedlab.memo", "fedlab.cache",
-                        "fedlab.config", "fedlab.schema", "fedlab.cli", "fedlab.tracking")),
+                        "fedlab.config", "fedlab.schema", "fedlab.cli", "fedlab.tracking", "fedlab.spans",
+                        "fedlab.tracing")),
     ("corpus", ("fedlab.corpus",)),
     ("chunking, questions", ("fedlab.chunking", "fedlab.dataset")),
     ("embedding, index", ("fedlab.embedding", "fedlab.index")),

@@ -6,6 +6,7 @@ import time
 import unicodedata
 from dataclasses import dataclass, field
 
+from fedlab import spans
 from fedlab.agent.types import AgentAnswer
 from fedlab.errors import FedlabError, utf8_problem
 
@@ -105,7 +106,9 @@ def answer_question(cfg, question: str) -> Answering:
             warn_if_stale(cfg)  # one line on stderr when the answerability model no longer matches the code
             agent = build_agent(cfg, search=search, backend=backend)
             try:
-                answer = agent(question)
+                with spans.question(None, question) as root:  # a trace with `ask --trace` (fedlab.spans)
+                    answer = agent(question)
+                    root.set_outputs(answer.outputs())
             except OverflowError:  # a date read from the question, widened past date.max / date.min
                 raise FedlabError("a date in the question is out of range: ask about dates between "
                                   "1900 and 2200") from None

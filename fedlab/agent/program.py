@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Any, Iterable
 
+from fedlab import spans
 from fedlab.agent.citations import ground_citations
 from fedlab.agent.answerability import AnswerabilityModel
 from fedlab.agent.confidence import combine, level_for
@@ -106,6 +107,11 @@ def hint_from(prediction, question: str) -> DateHint | None:
     if lo is not None and lo > hi:
         return None
     return DateHint(lo, hi, scope, text="")
+
+
+def hint_json(hint: DateHint | None) -> dict | None:
+    """A date hint as a span's input shows it."""
+    return None if hint is None else {"date_from": hint.date_from, "date_to": hint.date_to, "scope": hint.scope}
 
 
 def _month(iso: str) -> str:
@@ -189,6 +195,11 @@ class AgentProgram:
             return 0.0
         chosen = self.settings.answerability.get("answer_threshold")
         return float(chosen) if chosen is not None else self.model.answer_threshold
+
+    @property
+    def backend_kind(self) -> str:
+        """The span type of the answer step: a language model's, or a plain step for the extractive reader."""
+        return "LLM" if getattr(self.backend, "is_language_model", False) else "CHAIN"
 
     # -- steps -------------------------------------------------------------------------------
     def coverage(self) -> tuple[str, str] | None:
@@ -492,7 +503,9 @@ class AgentProgram:
                                     attempts=0, raw_confidence=1.0, abstain_reason="impossible_date"))
         with self.backend.context():
             t = time.perf_counter()
-            assessed = self.assess_query(question=question, today=self.today, event=self.event_for(question))
+            with spans.step("assess_query", "CHAIN", {"question": question, "today": self.today}) as span:
+                assessed = self.assess_query(question=question, today=self.today, event=self.event_for(question))
+                span.set_outputs({k: getattr(assessed, k, None) for k in ("intent", "scope", "date_from", "date_to")})
             timings["assess"] = (time.perf_counter() - t) * 1000
         intent = assessed.intent if assessed.intent in ("fomc", "off_topic", "unclear") else "unclear"
         if intent == "off_topic" and self.vocabulary is None:  # no classifier: the backend's judgement
@@ -525,12 +538,21 @@ class AgentProgram:
             if i:
                 with self.backend.context():
                     t = time.perf_counter()
-                    query = self.reformulate_query(question=question, previous_query=query, attempt=i).query
+                    with spans.step("reformulate_query", "CHAIN", {"previous_query": query, "attempt": i}) as span:
+                        query = self.reformulate_query(question=question, previous_query=query, attempt=i).query
+                        span.set_outputs({"query": query})
                     timings["reformulate"] += (time.perf_counter() - t) * 1000
-            t = time.perf_counter()
-            result = self.search(query, hint, self.preferred_doc_types(terms, hint))
-            timings["search"] += (time.perf_counter() - t) * 1000
-            attempts.append(self.evaluate_confidence(question, query, result, terms, asked or {}))
+            named = self.preferred_doc_types(terms, hint)
+            # a search's span: its passages, and how answerable they make the question (evaluate_confidence)
+            with spans.step("search", "RETRIEVER", {"query": query, "hint": hint_json(hint), "k": self.settings.top_k,
+                                                    "doc_types": sorted(named)}) as span:
+                t = time.perf_counter()
+                result = self.search(query, hint, named)
+                timings["search"] += (time.perf_counter() - t) * 1000
+                span.retrieved(result)
+                attempts.append(self.evaluate_confidence(question, query, result, terms, asked or {}))
+                span.set_attributes({"retrieval_score": round(attempts[-1].raw, 6),
+                                     "p_answerable": attempts[-1].p_answerable, "threshold": self.threshold})
             if self.model is None:
                 break
             if i == 0:
@@ -576,17 +598,23 @@ class AgentProgram:
             base["retrieved_chunk_ids"] = list(dict.fromkeys([*retrieved, *(h.chunk.chunk_id for h, *_ in extra)]))
         with self.backend.context():
             t = time.perf_counter()
-            drafted = self.synthesize_answer(question=question, passages=passages)
-            draft = drafted.answer
+            with spans.step("synthesize_answer", self.backend_kind,  # the passages' heads: their text is the searches'
+                            {"question": question, "passages": [p.split("\n", 1)[0] for p in passages]}) as span:
+                drafted = self.synthesize_answer(question=question, passages=passages)
+                draft = drafted.answer
+                skill = getattr(drafted, "skill", None) or ("lm" if getattr(self.backend, "is_language_model", False)
+                                                            else "reader")
+                base["skill"], base["skills"] = skill, list(getattr(drafted, "skills", None) or [skill])
+                span.set_outputs({"answer": draft, "skill": skill, "skills": base["skills"]})  # who drafted it
             timings["synthesize"] = (time.perf_counter() - t) * 1000
-        skill = getattr(drafted, "skill", None) or ("lm" if getattr(self.backend, "is_language_model", False) else "reader")
-        base["skill"], base["skills"] = skill, list(getattr(drafted, "skills", None) or [skill])
 
         t = time.perf_counter()
         shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, *_ in extra]
-        grounded = ground_citations(str(draft or ""), shown, set(base["retrieved_chunk_ids"]))
-        citations = [Citation(n, **{k: v for k, v in vars(docs[pos - 1]).items() if k != "n"})
-                     for n, pos in enumerate(grounded.cited, start=1)]
+        with spans.step("validate_citations", "PARSER", {"passages_shown": len(shown)}) as span:
+            grounded = ground_citations(str(draft or ""), shown, set(base["retrieved_chunk_ids"]))
+            citations = [Citation(n, **{k: v for k, v in vars(docs[pos - 1]).items() if k != "n"})
+                         for n, pos in enumerate(grounded.cited, start=1)]
+            span.set_outputs({"cited": [c.chunk_id for c in citations], "dropped": grounded.dropped})
         timings["validate"] = (time.perf_counter() - t) * 1000
         if terms is not None:  # recorded for the fit; with a model, how likely the answer is right
             given = grounded.text if citations else ""

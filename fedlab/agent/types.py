@@ -55,3 +55,12 @@ class AgentAnswer:
 
     def to_json(self) -> dict:
         return asdict(self)
+
+    def outputs(self) -> dict:
+        """What a trace's root span shows of the answer: what was said, whether it abstained and
+        why, the confidence, the skill that drafted it, and the citations."""
+        return {"answer": self.answer, "abstained": self.abstained, "abstain_reason": self.abstain_reason,
+                "confidence": self.confidence, "confidence_level": self.confidence_level,
+                "coverage_note": self.coverage_note, "skill": self.skill, "skills": list(self.skills),
+                "citations": [{"n": c.n, "doc_id": c.doc_id, "chunk_id": c.chunk_id, "meeting_date": c.meeting_date,
+                               "section": c.section} for c in self.citations]}

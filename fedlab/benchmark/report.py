@@ -10,6 +10,8 @@ from fedlab.benchmark.cold_start import ColdStart
 from fedlab.benchmark.embedders import CacheTiming, ThroughputRow
 from fedlab.benchmark.report_cost import ReportCost
 from fedlab.benchmark.sweep_cost import SweepCost
+from fedlab.benchmark.trace_cost import TARGET as TRACE_TARGET
+from fedlab.benchmark.trace_cost import TraceCost
 
 # Parameters shown in the tables (the JSON rows carry all of them).
 SHOWN = {
@@ -41,6 +43,7 @@ class BenchResult:
     k: int = 5
     cold_start: ColdStart | None = None
     sweep_cost: SweepCost | None = None
+    trace_cost: TraceCost | None = None
     report_cost: ReportCost | None = None
 
     @property
@@ -56,6 +59,7 @@ class BenchResult:
                 "cache": self.cache.to_json() if self.cache else None,
                 "cold_start": self.cold_start.to_json() if self.cold_start else None,
                 "sweep_cost": self.sweep_cost.to_json() if self.sweep_cost else None,
+                "trace_cost": self.trace_cost.to_json() if self.trace_cost else None,
                 "report_cost": self.report_cost.to_json() if self.report_cost else None}
 
 
@@ -200,6 +204,7 @@ def markdown(result: BenchResult) -> str:
         ]
     out += cold_start_section(result.cold_start)
     out += sweep_cost_section(result.sweep_cost)
+    out += trace_cost_section(result.trace_cost)
     out += report_cost_section(result.report_cost)
     return "\n".join(out).rstrip() + "\n"
 
@@ -257,6 +262,28 @@ def sweep_cost_section(c: SweepCost | None) -> list[str]:
                    "per config warm s", "cold / unique"],
                   [[c.study, str(c.n_configs), _f(c.cold_wall_s, 1), _f(c.warm_wall_s, 1), _f(c.unique_build_s, 1),
                     _f(c.per_config_cold_s, 2), _f(c.per_config_warm_s, 2), ratio]]),
+        "",
+    ]
+
+
+def trace_cost_section(c: TraceCost | None) -> list[str]:
+    if c is None:
+        return []
+    rounds = len(c.seconds["off"])
+    return [
+        "## Tracing cost",
+        "",
+        f"`{c.command}`: the {c.config} config evaluated on its {c.n_questions} questions in a subprocess, with "
+        f"every question traced (`eval.traces=all`: a trace per question with its spans, retrieved passages and "
+        f"assessments, stored before the process ends) and with none (`off`), {rounds} round(s) after an untimed "
+        f"warm-up, the order alternating by round, one sqlite tracking store. Median wall per setting; overhead = "
+        f"all / off − 1 (target ≤ {TRACE_TARGET:.0%}); CPU all / off is the same ratio of the processes' CPU "
+        f"seconds (user + system), which other jobs on a shared machine do not stretch. Choose the config with "
+        f"`make bench BENCH_ARGS='trace_cost.config=evaluate'`.",
+        "",
+        _md_table(["config", "questions", "off s", "all s", "all / off", "overhead", "CPU all / off"],
+                  [[c.config, str(c.n_questions), _f(c.median("off"), 1), _f(c.median("all"), 1), f"{c.ratio:.3f}",
+                    f"{c.overhead:+.1%}", "–" if c.cpu_ratio is None else f"{c.cpu_ratio:.3f}"]]),
         "",
     ]
 

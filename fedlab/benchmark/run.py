@@ -78,6 +78,8 @@ def log_to_mlflow(result, params: dict, experiment: str, tracking_uri: str | Non
         metrics.update({f"cold_start.{case}_s": result.cold_start.median(case) for case in result.cold_start.seconds})
     if result.sweep_cost:
         metrics.update(result.sweep_cost.metrics())
+    if result.trace_cost:
+        metrics.update(result.trace_cost.metrics())
     if result.report_cost:
         metrics.update(result.report_cost.metrics())
     if result.cache:
@@ -244,7 +246,8 @@ def run(cfg: DictConfig) -> BenchResult:
     cold = cold_ask(cfg, console)
     ctx = context(cfg, real, load_start)
     result = BenchResult(ctx, rows, throughput, timing, k=int(cfg.ann.k), cold_start=cold,
-                         sweep_cost=sweep_cost(cfg, console), report_cost=report_cost(cfg, console))
+                         sweep_cost=sweep_cost(cfg, console), trace_cost=trace_cost(cfg, console),
+                         report_cost=report_cost(cfg, console))
     io.write_text(cfg.report, markdown(result))
     print_summary(console, result, cfg.throughput.reference)
     console.print(f"report: {cfg.report}")
@@ -290,6 +293,30 @@ def sweep_cost(cfg: DictConfig, console):
                   f"warm {result.warm_wall_s:.0f} s, unique artifacts {result.unique_build_s:.0f} s, per config "
                   f"{result.per_config_cold_s:.2f} s cold / {result.per_config_warm_s:.2f} s warm, ratio "
                   f"{'-' if result.ratio is None else f'{result.ratio:.2f}'}")
+    return result
+
+
+def trace_cost(cfg: DictConfig, console):
+    """The tracing-cost section (fedlab.benchmark.trace_cost): an evaluation with every question
+    traced vs none; None when off, or when its config cannot be evaluated (said on the console)."""
+    tc = cfg.get("trace_cost")
+    if not tc or not tc.enabled:
+        return None
+    from fedlab.benchmark.trace_cost import TARGET, measure_trace_cost
+    from fedlab.config import CONF_DIR
+
+    config = str(tc.config)
+    if not (CONF_DIR / f"{config}.yaml").is_file():
+        console.print(f"trace cost skipped: conf/{config}.yaml does not exist (run `make export`, or "
+                      "BENCH_ARGS='trace_cost.config=evaluate')")
+        return None
+    console.print(f"trace cost: {config} evaluated with eval.traces=off and all, {int(tc.repeats)} rounds "
+                  "(subprocesses; log lines in their logs)")
+    result = measure_trace_cost(config, int(tc.repeats), list(tc.args or []), keep=tc.keep)
+    verdict = "within" if result.overhead <= TARGET else "over"
+    console.print(f"trace cost ({result.config}, {result.n_questions} questions): off {result.median('off'):.1f} s, "
+                  f"all {result.median('all'):.1f} s → {result.overhead:+.1%} ({verdict} the {TARGET:.0%} target)"
+                  + ("" if result.cpu_ratio is None else f"; CPU all / off {result.cpu_ratio:.3f}"))
     return result
 
 

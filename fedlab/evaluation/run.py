@@ -77,12 +77,14 @@ def check_settings(cfg: DictConfig) -> None:
     from fedlab.evaluation.retrieval.harness import check_query_timing
     from fedlab.evaluation.retrieval.relevance import check_relevance
     from fedlab.retrieval.factory import check_top_k
+    from fedlab.tracing import check_traces
     from fedlab.schema import check_schema
 
     check_schema(cfg)
     check_top_k(OmegaConf.select(cfg, "retriever.top_k"))
     check_relevance(OmegaConf.select(cfg, "eval.relevance", default="meeting"))
     check_query_timing(OmegaConf.select(cfg, "eval.query_timing", default="per_run"))
+    check_traces(OmegaConf.select(cfg, "eval.traces", default="all"), OmegaConf.select(cfg, "eval.trace_sample", default=20))
 
 
 def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequence[str] = (),
@@ -96,6 +98,7 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
     from fedlab.dataset.registry import effective_role
     from fedlab.evaluation.naming import run_name
     from fedlab.evaluation.retrieval.harness import load_questions
+    from fedlab.tracing import open_tracer
     from fedlab.tracking import Tracker, git_commit, mask_hydra_record, run_params
 
     console = Console(stderr=True)
@@ -116,7 +119,11 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
             **({} if model is None else {"answerability_model": "stale" if model.stale else "current"}), "git_commit": git_commit(), "local_dir": str(out_dir)}
     with tracker.run(name=name, parent_run_id=parent_run_id, tags=tags) as run:
         tracker.log_params(run_params(resolved, group_choices()))
-        metrics, pipeline, agent = _measure(cfg, questions, out_dir, console, run.info.run_id)
+        dataset, model_id = _inputs(tracker, cfg, resolved, questions, data_hash, role)
+        tracer = open_tracer(cfg, questions, model_id=model_id, tags={
+            "fedlab.dataset": str(getattr(dataset, "name", None) or cfg.dataset.get("name") or ""), "fedlab.dataset_role": role,
+            "fedlab.dataset_split": str(cfg.dataset.split), "fedlab.run_name": name})
+        metrics, pipeline, agent = _measure(cfg, questions, out_dir, console, run.info.run_id, tracer)
         if cfg.eval.metrics_out:
             from fedlab.io import write_json
 
@@ -127,8 +134,10 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
                 **{f"cache.{stage}": status for stage, status in pipeline.info.cache.items()},
                 **{f"cache_key.{stage}": key for stage, key in pipeline.info.keys.items()},
             })
-            tracker.log_metrics(metrics)
+            tracker.log_metrics(metrics, model_id=model_id, dataset=dataset if model_id else None)
             tracker.log_artifact_dir(out_dir)
+            if tracer is not None:
+                tracer.flush()  # the run ends with its traces stored
         except Exception as exc:  # noqa: BLE001 — any tracking failure: the results are kept locally
             from fedlab.tracking import damaged_store
 
@@ -151,20 +160,67 @@ def evaluate(cfg: DictConfig, parent_run_id: str | None = None, varying: Sequenc
     return EvaluationResult(metrics, run_id, name, out_dir)
 
 
-def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
-    """Build, evaluate and write every artifact to ``out_dir``; (metrics, pipeline, agent outcome)."""
+def _inputs(tracker, cfg: DictConfig, resolved: dict, questions, data_hash: str, role: str):
+    """The run's inputs in MLflow: the question set as its dataset input (name, the set's hash as
+    digest, its file, role and split); a registered set also as an evaluation dataset with its
+    answer key; and, for an exported production config, the agent version it evaluates
+    (fedlab.tracing). Returns (the dataset, the model id or None). What a store cannot take is said
+    on the log, and the evaluation goes on."""
+    import logging
+
+    from fedlab.config import registered_dataset_file
+    from fedlab.tracing import find_agent_version, log_dataset, register_question_set
+
+    def attempt(what: str, step):
+        try:
+            return step()
+        except Exception as exc:  # noqa: BLE001 — the run's metrics and artifacts matter more
+            logging.getLogger(__name__).warning("could not log %s to MLflow: %s", what,
+                                                (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200])
+            return None
+
+    name, source = str(cfg.dataset.get("name") or ""), cfg.dataset.get("path") or None
+    own = registered_dataset_file(name)
+    registered = source is not None and own is not None and Path(str(source)).resolve() == own.resolve()
+    if source is not None and not registered:
+        name = Path(str(source)).stem  # a file of its own, not the registered set's
+    split, ids = str(cfg.dataset.split), cfg.dataset.get("ids")
+    dataset = attempt("the run's dataset", lambda: log_dataset(
+        tracker.mlflow, questions, name or "questions", data_hash, None if source is None else str(source), role,
+        split, ids))
+    if registered:
+        attempt(f"the question set {name} as an evaluation dataset", lambda: register_question_set(
+            tracker.mlflow, tracker.tracking_uri, questions, name, data_hash, split, ids, tracker.experiment_id))
+
+    def version() -> str | None:
+        model_id = find_agent_version(tracker.mlflow, resolved)
+        if model_id is not None:
+            from mlflow.entities import LoggedModelInput
+
+            tracker.mlflow.log_input(model=LoggedModelInput(model_id=model_id))
+        return model_id
+
+    return dataset, attempt("the run's agent version", version)
+
+
+def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str, tracer=None):
+    """Build, evaluate and write every artifact to ``out_dir``; (metrics, pipeline, agent outcome).
+    ``tracer`` (fedlab.tracing.Tracer; None: none) traces each question: the agent's answer when
+    an agent is evaluated, else the pipeline's search."""
     from fedlab.evaluation.retrieval.harness import evaluate_pipeline
     from fedlab.env import mask_credentials
     from fedlab.evaluation.retrieval.trec import write_qrels, write_run
     from fedlab.io import write_json, write_jsonl, write_text
+    from fedlab import spans
     from fedlab.pipeline import build_pipeline
 
     t0 = time.perf_counter()
     pipeline = build_pipeline(cfg, progress=cfg.eval.progress)
     build_s = time.perf_counter() - t0
-    outcome = evaluate_pipeline(pipeline, questions, progress=cfg.eval.progress, console=console,
-                                relevance=cfg.eval.get("relevance", "meeting"),
-                                query_timing=cfg.eval.get("query_timing", "per_run"))
+    with spans.recording(None if "agent" in cfg else tracer):
+        outcome = evaluate_pipeline(pipeline, questions, progress=cfg.eval.progress, console=console,
+                                    relevance=cfg.eval.get("relevance", "meeting"),
+                                    query_timing=cfg.eval.get("query_timing", "per_run"))
     metrics = dict(outcome.metrics)
     metrics.update({f"build_s.{stage}": s for stage, s in pipeline.info.seconds.items()})
     metrics.update({f"wait_s.{stage}": s for stage, s in pipeline.info.waited.items()})  # others' builds
@@ -174,7 +230,9 @@ def _measure(cfg: DictConfig, questions, out_dir: Path, console, run_id: str):
     if "agent" in cfg:  # answer-level measures; the retrieval metrics above stay the pipeline's own
         from fedlab.evaluation.answers.harness import evaluate_agent
 
-        agent = evaluate_agent(cfg, pipeline, questions, progress=cfg.eval.progress, console=console)
+        with spans.recording(tracer):
+            agent = evaluate_agent(cfg, pipeline, questions, progress=cfg.eval.progress, console=console,
+                                   retrieval=outcome.per_question)
         metrics.update(agent.metrics)
     write_text(out_dir / "config.yaml", mask_credentials(OmegaConf.to_yaml(cfg, resolve=True)))  # no password of a URI
     write_jsonl(out_dir / "per_question.jsonl", outcome.per_question, sort_keys=False)

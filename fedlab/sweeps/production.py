@@ -38,6 +38,7 @@ class Exported:
     metric: str  # the objective, and the run's value of it
     value: float
     calibration: str | None  # the answerability model fitted for it (None: calibration.fit=false)
+    model_id: str | None = None  # the agent version it was logged as (an MLflow LoggedModel; None: not logged)
 
 
 SHARED_DEFAULTS = [{"paths": "default"}, {"corpus": "fomc"}, {"dataset": "fomc_qa"}, {"agent": "default"},
@@ -195,8 +196,33 @@ def export_production(cfg: DictConfig) -> Exported:
     print(f"wrote {out}: {best.name} (run {best.run_id}) {metric}={best.metrics[metric]:.3f}")
     if cfg.calibration.fit:
         print(f"the agent's answerability model (fitted on the dev split): {cfg.calibration.out}")
+    model_id = log_version(tracker, out, best.run_id, sweep_id, str(cfg.paths.data_dir))
     return Exported(str(cfg.out), best.run_id, best.name, sweep_id, metric, float(best.metrics[metric]),
-                    str(cfg.calibration.out) if cfg.calibration.fit else None)
+                    str(cfg.calibration.out) if cfg.calibration.fit else None, model_id)
+
+
+def log_version(tracker, out: Path, run_id: str, sweep_id: str, data_dir: str) -> str | None:
+    """The exported config as an agent version in the tracking store (fedlab.tracing.log_agent_version),
+    which evaluations of it are linked to; a store that cannot take it is said in one line, and the
+    export stands."""
+    import sys
+
+    from omegaconf import OmegaConf
+
+    from fedlab.config import compose
+    from fedlab.tracing import AGENT_MODEL_NAME, log_agent_version
+
+    try:
+        resolved = OmegaConf.to_container(compose(str(out), [f"paths.data_dir={data_dir}"]), resolve=True)
+        model_id = log_agent_version(tracker.mlflow, out, resolved, run_id, tracker.experiment_id, sweep_id)
+    except Exception as exc:  # noqa: BLE001 — the config is written; its record in MLflow is extra
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        print(f"warning: {out.name} was not logged as an agent version in MLflow ({type(exc).__name__}: {first})",
+              file=sys.stderr)
+        return None
+    print(f"agent version: MLflow LoggedModel {AGENT_MODEL_NAME} {model_id} (the Models tab of experiment "
+          f"{tracker.mlflow.get_experiment(tracker.experiment_id).name!r})")
+    return model_id
 
 
 def _best_run(cfg: DictConfig, tracker) -> tuple[ChildRun, str, str, Any, dict[str, str]]:

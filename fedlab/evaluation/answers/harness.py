@@ -11,12 +11,14 @@ from typing import Any, Callable, Mapping, Sequence
 
 from rich.console import Console
 
+from fedlab import spans
 from fedlab.agent.types import AgentAnswer
 from fedlab.dataset.schema import Question
 from fedlab.evaluation.answers.calibration import ReliabilityBin, reliability_bins
 from fedlab.evaluation.answers.measures import judge_answer, summarize
 from fedlab.evaluation.answers.selective import COVERAGE_METRIC, RiskPoint, risk_coverage
 from fedlab.evaluation.answers.support import score_answers
+from fedlab.evaluation.assessments import answer_measures, expectations
 from fedlab.evaluation.record import QuestionRecord
 from fedlab.evaluation.retrieval.relevance import covers, resolve_evidence
 from fedlab.progress import progress as progress_of
@@ -32,14 +34,42 @@ class AgentOutcome:
 
 
 def run_agent(answer: Callable[[str], AgentAnswer], questions: Sequence[Question], progress: bool = True,
-              console: Console | None = None) -> list[AgentAnswer]:
-    """``answer(question text)`` for every question, in order."""
+              console: Console | None = None,
+              assess: Callable[[Question, AgentAnswer], list] | None = None) -> list[AgentAnswer]:
+    """``answer(question text)`` for every question, in order. Each is a trace of its own when a
+    tracer is installed (fedlab.spans): the answer as its outputs, the question set's answer key
+    as its expectations and ``assess(question, answer)`` (fedlab.evaluation.assessments) as its
+    feedback."""
     out = []
     with progress_of("agent answering", len(questions), "questions", progress, console=console) as advance:
         for q in questions:
-            out.append(answer(q.question))
+            with spans.question(q.id, q.question) as root:
+                a = answer(q.question)
+                if root.recording:
+                    root.set_outputs(a.outputs())
+                    root.expect(expectations(q))
+                    if assess is not None:
+                        root.assess(assess(q, a))
+            out.append(a)
             advance()
     return out
+
+
+def trace_assessor(questions: Sequence[Question], pipeline,
+                   retrieval: Sequence[dict] | None = None) -> Callable[[Question, AgentAnswer], list] | None:
+    """``assess`` for run_agent: judge_answer's measures of one answer (as evaluate_answers
+    judges it) and the question's retrieval measures from the run's ``retrieval`` rows
+    (per_question.jsonl); None when no tracer is installed."""
+    if spans.installed() is None:
+        return None
+    evidence = resolve_evidence(questions, pipeline.corpus.by_id)
+    chunks_by_id = {c.chunk_id: c for c in pipeline.chunks}
+    by_id = {row["id"]: row for row in retrieval or ()}
+
+    def assess(q: Question, a: AgentAnswer) -> list:
+        return answer_measures(q, a, judge_answer(q, a, evidence.get(q.id, ()), chunks_by_id), by_id.get(q.id))
+
+    return assess
 
 
 def known_vectors(pipeline) -> dict | None:
@@ -119,8 +149,9 @@ def _row(q: Question, a: AgentAnswer, r: QuestionRecord, support, evidence, chun
 
 
 def evaluate_agent(cfg, pipeline, questions: Sequence[Question], progress: bool = True,
-                   console: Console | None = None) -> AgentOutcome:
-    """Build the agent ``cfg.agent`` / ``cfg.lm`` describe over ``pipeline``, run it, measure it."""
+                   console: Console | None = None, retrieval: Sequence[dict] | None = None) -> AgentOutcome:
+    """Build the agent ``cfg.agent`` / ``cfg.lm`` describe over ``pipeline``, run it, measure it.
+    ``retrieval``: the run's per-question retrieval rows, shown on the questions' traces."""
     from fedlab.agent.build import build_agent
     from fedlab.agent.searcher import open_direct
     from fedlab.errors import FedlabError
@@ -128,7 +159,9 @@ def evaluate_agent(cfg, pipeline, questions: Sequence[Question], progress: bool 
     if "lm" not in cfg:
         raise FedlabError("agent is configured without an answer backend: add lm=extractive (or lm=anthropic)")
     agent = build_agent(cfg, search=open_direct(cfg, pipeline))
-    answers = run_agent(agent, questions, progress=progress, console=console)
+    answers = run_agent(agent, questions, progress=progress, console=console,
+                        assess=trace_assessor(questions, pipeline, retrieval))
+    spans.release()  # the answers' latency is measured: the traces may be written now
     judge_cfg = cfg.eval.get("judge")
     judge = None
     if judge_cfg:

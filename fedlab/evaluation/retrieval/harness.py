@@ -7,9 +7,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from fedlab import spans
 from fedlab.cache import content_key
 from fedlab.dataset.schema import Question, load_dataset
 from fedlab.errors import FedlabError
+from fedlab.evaluation.assessments import expectations, retrieval_measures, search_measures
 from fedlab.evaluation.retrieval.latency import latency_summary
 from fedlab.evaluation.retrieval.metrics import evaluate_retrieval
 from fedlab.evaluation.retrieval.relevance import check_relevance, resolve_evidence
@@ -120,8 +122,15 @@ def evaluate_pipeline(pipeline, questions: list[Question], progress: bool = True
     results = {}
     with progress_of("evaluating", len(questions), unit="questions", enabled=progress, console=console) as advance:
         for q in questions:
-            results[q.id] = pipeline.search(q.question)
+            # a retrieval-only run's trace (fedlab.spans; recorded when a tracer is installed): the search alone
+            with spans.question(q.id, q.question, kind="RETRIEVER", name="search") as root:
+                results[q.id] = pipeline.search(q.question)
+                if root.recording:
+                    root.retrieved(results[q.id])
+                    root.expect(expectations(q))
+                    root.assess(retrieval_measures(search_measures(results[q.id].hits, evidence.get(q.id, ()))))
             advance()
+    spans.release()  # every search is timed: the traces may be written now
     evaluation = evaluate_retrieval(evidence, {qid: results[qid].hits for qid in evidence}, pipeline.chunks)
     metrics = dict(evaluation.metrics)
     metrics.update(latency_summary(r.timings for r in results.values()))
