@@ -301,6 +301,7 @@ def _sweep_started(client, name: str) -> list:
     return [r for r in _runs(client) if r.info.run_name == name and r.data.tags.get("fedlab.sweep") == "parent"]
 
 
+@pytest.mark.slow  # two sweeps in subprocesses (minutes); the rule itself: test_only_runs_of_gone_processes_are_closed
 def test_a_second_sweep_leaves_a_live_sweep_of_the_same_study_alone(tmp_path, corpus_dir):
     """Two sweeps of one study at once: the second marked the first's live parent and its running
     child KILLED, and the first's ranking (so export) covered 4 of its 5 configs."""
@@ -331,6 +332,7 @@ def test_a_second_sweep_leaves_a_live_sweep_of_the_same_study_alone(tmp_path, co
     assert sorted(c.info.status for c in children) == ["FINISHED"] * 18
 
 
+@pytest.mark.slow  # an evaluation and two sweeps in subprocesses, killed with -9 (minutes)
 def test_runs_of_a_process_killed_with_9_are_closed_by_the_next_run(tmp_path, corpus_dir):
     """kill -9 leaves a run (and a sweep's parent) RUNNING for ever, and a build's temporary
     directory in the cache: the next evaluation or sweep on the store marks them KILLED, by the
@@ -394,6 +396,28 @@ def test_process_liveness(tmp_path):
     assert process_alive(reused) is False
     assert process_alive({**process_tags(), "fedlab.host": "another-host"}) is None
     assert process_alive({}) is None  # a run of an older fedlab, or of another tool
+
+
+def test_only_runs_of_gone_processes_are_closed(store):
+    """close_abandoned_runs marks KILLED a RUNNING run whose process is gone, and leaves alone a
+    live process's run, another host's, one without process tags and a finished one."""
+    from mlflow.tracking import MlflowClient
+
+    from fedlab.tracking import close_abandoned_runs, process_tags
+
+    client = MlflowClient(store["uri"])
+    exp = client.create_experiment("abandoned", artifact_location=(store["base"] / "artifacts" / "abandoned").as_uri())
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    tags = {"gone": process_tags(gone.pid), "live": process_tags(), "elsewhere": {**process_tags(gone.pid),
+            "fedlab.host": "another-host"}, "untagged": {}, "finished": process_tags(gone.pid)}
+    runs = {name: client.create_run(exp, tags=t, run_name=name).info.run_id for name, t in tags.items()}
+    client.set_terminated(runs["finished"], "FINISHED")
+    closed = close_abandoned_runs(client, exp)
+    assert [r.info.run_name for r in closed] == ["gone"]
+    status = {name: client.get_run(run_id).info.status for name, run_id in runs.items()}
+    assert status == {"gone": "KILLED", "live": "RUNNING", "elsewhere": "RUNNING", "untagged": "RUNNING",
+                      "finished": "FINISHED"}
 
 
 # -- 10. a damaged store ------------------------------------------------------------------------------
