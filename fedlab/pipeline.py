@@ -104,20 +104,20 @@ class Pipeline:
 
     @property
     def timeline(self):
-        """The corpus's meeting timeline (fedlab.corpus.timeline), when the retriever has one."""
+        """The corpus's meeting timeline (fedlab.facts.timeline), when the retriever has one."""
         return getattr(self.retriever, "timeline", None)
 
     def statement_changes(self, date_from: str | None, date_to: str, previous: bool = False) -> list:
         """What each policy statement dated in the range changed from the previous one in it
         (``previous``: the first one's change from the statement before the range too)
-        (fedlab.retrieval.changes.StatementChange); empty when the retriever has no timeline."""
-        from fedlab.retrieval.changes import changes_between
+        (fedlab.facts.changes.StatementChange); empty when the retriever has no timeline."""
+        from fedlab.facts.changes import changes_between
 
         return changes_between(self.policy_statements(), date_from, date_to, previous)
 
     def policy_statements(self) -> list:
         """The statements of the timeline's policy decisions, in date order (empty without a timeline)."""
-        from fedlab.retrieval.changes import policy_statements
+        from fedlab.facts.changes import policy_statements
 
         if self._statements is None:
             self._statements = policy_statements(self.timeline, self.corpus.by_id) if self.timeline is not None else []
@@ -312,9 +312,10 @@ def build_bm25(bm25, chunks: list[Chunk], cache: ArtifactCache, info: BuildInfo)
 
 
 def load_timeline(corpus: Corpus, cache: ArtifactCache, info: BuildInfo | None = None):
-    """The corpus's meeting timeline (fedlab.corpus.timeline), from the cache (an artifact keyed
+    """The corpus's meeting timeline (fedlab.facts.timeline), from the cache (an artifact keyed
     by the corpus content hash and the timeline's version) or built and stored there."""
-    from fedlab.corpus.timeline import Timeline, build_timeline, timeline_key
+    from fedlab.facts.records import Timeline
+    from fedlab.facts.timeline import build_timeline, timeline_key
 
     def build(tmp: Path) -> None:
         io.write_json(tmp / "timeline.json", build_timeline(corpus.documents).to_json())

@@ -4,7 +4,7 @@
 
 One row per meeting date in the corpus — scheduled or not, the target range before → after,
 the change, dissents and balance-sheet actions — read from the statements (and, where a meeting
-has no statement, the statement its minutes reproduce); see fedlab.corpus.timeline. ``--json``
+has no statement, the statement its minutes reproduce); see fedlab.facts.timeline. ``--json``
 prints one JSON document with every field and the character span it was read from.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     from rich.table import Table
 
     from fedlab.cache import ArtifactCache
-    from fedlab.corpus.timeline import TABLE_COLUMNS, table_row
+    from fedlab.facts.timeline import TABLE_COLUMNS, table_row
     from fedlab.corpus.snapshot import load_corpus
     from fedlab.pipeline import load_timeline
 

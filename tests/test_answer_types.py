@@ -5,7 +5,7 @@ import pytest
 
 from fedlab.agent.evidence import (ANSWER_FEATURES, MAX_ANSWER_SENTENCES, Vocabulary, answer_features, answer_similarity,
                                    question_terms, said_text)
-from fedlab.lm.answer_types import asked_types, counts_documents, held_types
+from fedlab.query.answer_types import asked_types, counts_documents, held_types
 
 
 @pytest.mark.parametrize("question, kinds", [

@@ -66,7 +66,7 @@ def test_off_topic_question_abstains(corpus_dir):
 def test_an_abstention_names_the_words_no_document_uses(corpus_dir):
     """The FOMC's documents never name the Fed's payment service: the user is told which word to put
     otherwise. Shorthand the agent reads in the documents' words is not among them ("QT": "balance
-    sheet runoff", fedlab.lm.shorthand)."""
+    sheet runoff", fedlab.query.shorthand)."""
     out = json.loads(ask(corpus_dir, "--json", "When did the FedNow rollout end?").stdout)
     assert out["abstained"] is True and out["abstain_reason"] != "coverage" and out["unknown_words"] == ["FedNow"]
     panel = " ".join(ask(corpus_dir, "When did the FedNow rollout end?").stdout.split())

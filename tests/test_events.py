@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from fedlab.corpus.timeline import Meeting, Timeline, build_timeline
+from fedlab.facts.records import Meeting, Timeline
+from fedlab.facts.timeline import build_timeline
 from fedlab.retrieval.dates import parse_date_hint
 from fedlab.retrieval.events import EventHint, resolve_event
 from fedlab.retrieval.topk import DEFAULT_SCOPE_K
@@ -402,7 +403,7 @@ def test_the_pipeline_narrows_an_event_question_to_its_meeting(corpus_dir, tmp_p
     """retriever.events=true: the date-aware search resolves the meeting over the cached
     timeline and searches it first; off (the default), the same question has no hint."""
     from fedlab.config import compose
-    from fedlab.corpus.timeline import build_timeline
+    from fedlab.facts.timeline import build_timeline
     from fedlab.pipeline import build_pipeline
 
     data = corpus_dir.parent.parent

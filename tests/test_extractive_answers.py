@@ -9,12 +9,15 @@ from datetime import date
 import pytest
 
 from fedlab.agent.citations import ground_citations
-from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, VOTE_SECTION
+from fedlab.facts.timeline import BALANCE_SHEET_SECTION, VOTE_SECTION
 from fedlab.evaluation.answers.normalize import contains_fact
-from fedlab.lm.extractive import TOKENS, synthesize_answer, undated_terms
-from fedlab.lm.hold_run import hold_run_answer
-from fedlab.lm.rate_path import asked_size, asks_rate_path, points_text, range_text, rate_path_answer, read_decisions
-from fedlab.lm.speakers import asks_committee_views, reports_others
+from fedlab.lm.extractive import TOKENS, synthesize_answer
+from fedlab.skills.reader import undated_terms
+from fedlab.skills.hold_run import hold_run_answer
+from fedlab.query.rate_path import asked_size, asks_rate_path
+from fedlab.skills.rate_path import rate_path_answer, read_decisions
+from fedlab.skills.wording import points_text, range_text
+from fedlab.query.speakers import asks_committee_views, reports_others
 
 MONTHS = "January February March April May June July August September October November December".split()
 
@@ -591,7 +594,7 @@ ECONOMY_NEW = "Growth of household spending appears to have picked up from earli
 
 
 def change_passages() -> list[str]:
-    from fedlab.retrieval.changes import dropped_by, new_since
+    from fedlab.facts.changes import dropped_by, new_since
 
     return [passage(1, "2019-06-19", BOILERPLATE),
             passage(2, "2019-06-19", "Participants noted that the labor market had changed little over the period."),
@@ -612,9 +615,9 @@ def test_a_change_question_is_answered_with_what_the_later_statement_added_and_d
 
 def test_the_new_wording_of_what_was_asked_about_comes_with_it():
     """The sentence that took the asked-about one's place shares none of the question's terms;
-    it is kept because the two are one edit (fedlab.retrieval.changes), and it leads the new side.
+    it is kept because the two are one edit (fedlab.facts.changes), and it leads the new side.
     Without the edit it is left out: nothing ties it to the question."""
-    from fedlab.retrieval.changes import dropped_by, new_since
+    from fedlab.facts.changes import dropped_by, new_since
 
     question = "How did the guidance on future adjustments to the target range change between the May and June 2019 statements?"
 
@@ -643,7 +646,7 @@ def test_a_question_naming_the_statements_weighs_their_changes_against_their_own
     """Between two statements, what changed competes with the statements' other sentences, not
     with the minutes': a minutes sentence holding more of the question's words answers the
     question that names no document, not the one comparing the statements."""
-    from fedlab.retrieval.changes import dropped_by, new_since
+    from fedlab.facts.changes import dropped_by, new_since
 
     discussed = "Participants discussed how the guidance should be communicated to the public."
     passages = [passage(1, "2019-06-19", BOILERPLATE), passage(2, "2019-06-19", discussed, kind="minutes"),
@@ -663,7 +666,7 @@ def test_a_change_at_one_meeting_is_answered_from_its_edits_only_when_they_match
     """"What changes to X were made at one meeting" may be the statement's edits or the decisions its
     minutes record: with one meeting asked about, the edits answer only when they match the question
     at least as well as any other sentence; between two meetings, half as well is enough."""
-    from fedlab.retrieval.changes import dropped_by, new_since
+    from fedlab.facts.changes import dropped_by, new_since
 
     announced = "The Federal Reserve announced measures related to the dollar liquidity swap line arrangements."
     amended = ("The Committee approved amendments to the dollar liquidity swap line arrangements to lower their "
@@ -691,7 +694,7 @@ def test_change_passages_are_not_used_for_other_questions():
 def test_who_voted_is_no_change_of_the_policy_unless_the_question_asks_about_votes():
     """The roster changes with the rotation at every year's first meeting: a question comparing two
     meetings' actions is answered with the decisions, not with the new list of voters."""
-    from fedlab.retrieval.changes import dropped_by, new_since
+    from fedlab.facts.changes import dropped_by, new_since
 
     roster_old = "Voting for the monetary policy action were Jerome H. Powell, Chair; Esther L. George; and Loretta J. Mester."
     roster_new = "Voting for the monetary policy action were Jerome H. Powell, Chair; Susan M. Collins; and Neel Kashkari."
@@ -816,7 +819,7 @@ def test_how_much_and_how_many_ask_and_are_no_terms():
 def test_an_abbreviation_the_corpus_defines_matches_its_long_form_both_ways():
     """"IOER" in the question finds the sentence that spells the rate out, and the long form in the
     question finds the abbreviation, once the reader has the corpus's glossary."""
-    from fedlab.lm.extractive import abbreviation_terms
+    from fedlab.skills.reader import abbreviation_terms
 
     notes = [passage(1, "2020-01-29", "The manager noted that a technical adjustment to administered rates had been "
                                       "discussed at the previous meeting. Money market conditions were stable over "
@@ -836,7 +839,7 @@ def test_an_abbreviation_the_corpus_defines_matches_its_long_form_both_ways():
 
 
 def test_an_abbreviation_is_named_by_its_short_form_as_written_or_its_whole_long_form():
-    from fedlab.lm.extractive import abbreviation_terms, spelled_out
+    from fedlab.skills.reader import abbreviation_terms, spelled_out
 
     abbreviations = abbreviation_terms({"TIPS": "treasury inflation-protected securities",
                                         "FOMC": "federal open market committee", "ON RRP": "overnight reverse repurchase agreement"})
@@ -860,7 +863,7 @@ def test_an_abbreviation_is_named_by_its_short_form_as_written_or_its_whole_long
      ["How did rates and inflation expectations move between the May and June 2019 statements?"]),
 ])
 def test_a_question_asking_several_things_is_split_before_each_further_question(question, parts):
-    from fedlab.lm.extractive import asked_parts
+    from fedlab.skills.reader import asked_parts
 
     assert asked_parts(question) == parts
 

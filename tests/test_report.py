@@ -212,7 +212,40 @@ def test_against_gives_a_paired_change_per_set(report_env):
         row = s["against"]["answer_accuracy"]
         assert row["delta"] == pytest.approx(row["b"] - row["a"])
         assert row["delta"] == pytest.approx(0.0)  # the same config twice: the same answers
-    assert "Against the earlier report" in (report_env["base"] / "second" / "report.md").read_text()
+        assert s["changed_answers"]["n"] == 0 and s["changed_answers"]["of"] == s["overall"]["n"]
+    md = (report_env["base"] / "second" / "report.md").read_text()
+    assert "Against the earlier report" in md and "## Changed answers" in md
+
+
+def test_changed_answers_counts_a_different_text_abstention_or_skill(tmp_path):
+    from fedlab.evaluation.report.changed import changed_answers, changed_between
+
+    def row(qid, answer="A [1]", abstained=False, skill="reader", **rest):
+        return {"id": qid, "answer": answer, "abstained": abstained, "skill": skill, "confidence": 0.5, **rest}
+
+    earlier = [row("same"), row("text"), row("abstains"), row("skill"), row("gone")]
+    later = [row("same", confidence=0.9, latency_ms={"total": 3}), row("text", answer="B [1]"),
+             row("abstains", abstained=True), row("skill", skill="rate_path"), row("new")]
+    got = changed_answers(earlier, later)
+    assert got.changed == ("text", "abstains", "skill") and got.compared == 4
+    for name, rows in (("a", earlier), ("b", later)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "agent_answers.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert changed_between(str(tmp_path / "a"), str(tmp_path / "b")).to_json()["n"] == 3
+    (tmp_path / "c").mkdir()
+    assert changed_between(str(tmp_path / "a"), str(tmp_path / "c")) is None  # no agent answers: nothing to say
+
+
+def test_the_report_shows_changed_answers_per_set():
+    from fedlab.evaluation.report.render import markdown
+
+    est = {"n": 2}
+    data = {"config": "c", "git_commit": "g", "created": "t", "parent_run_id": "p", "n_boot": 50, "group_by": [],
+            "pools": {}, "gap": None,
+            "sets": [{"name": "s1", "role": "dev", "overall": est, "changed_answers": {"n": 1, "of": 2, "ids": ["q7"]}},
+                     {"name": "s2", "role": "dev", "overall": est, "changed_answers": {"n": 0, "of": 2, "ids": []}}]}
+    md = markdown(data)
+    assert "| s1 | 1 | 2 | q7 |" in md and "| s2 | 0 | 2 |  |" in md
 
 
 def test_a_bad_set_name_is_one_line(tmp_path):

@@ -1,9 +1,9 @@
-"""The opening request of a question (fedlab.lm.request): told apart from what is asked."""
+"""The opening request of a question (fedlab.query.request): told apart from what is asked."""
 from __future__ import annotations
 
 import pytest
 
-from fedlab.lm.request import asks_for_account, split_request
+from fedlab.query.request import asks_for_account, split_request
 
 
 @pytest.mark.parametrize("question, opening", [

@@ -1,9 +1,9 @@
-"""fedlab.lm.shorthand: a question's shorthand read in the documents' words."""
+"""fedlab.query.shorthand: a question's shorthand read in the documents' words."""
 from __future__ import annotations
 
 import pytest
 
-from fedlab.lm.shorthand import read_shorthand
+from fedlab.query.shorthand import read_shorthand
 
 
 @pytest.mark.parametrize("asked, read", [

@@ -1,4 +1,4 @@
-"""What each policy statement changed (fedlab.retrieval.changes): synthetic statements for the
+"""What each policy statement changed (fedlab.facts.changes): synthetic statements for the
 alignment rules, the real corpus for which statements are compared, and the agent handing the
 changes to its answer step with grounded citations."""
 from __future__ import annotations
@@ -6,16 +6,9 @@ from __future__ import annotations
 import pytest
 
 from fedlab.corpus.document import Document
-from fedlab.corpus.timeline import build_timeline
-from fedlab.retrieval.changes import (
-    asks_about_change,
-    changed_section,
-    changes_between,
-    dropped_by,
-    new_since,
-    policy_statements,
-    statement_change,
-)
+from fedlab.facts.timeline import build_timeline
+from fedlab.facts.changes import changed_section, changes_between, dropped_by, new_since, policy_statements, statement_change
+from fedlab.query.subjects import asks_about_change
 from statements import ask_agent, statement
 
 HOLD = "In support of these goals, the Committee decided to maintain the target range for the federal funds rate at 2-1/4 to 2-1/2 percent."

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from fedlab.corpus.timeline import build_timeline
+from fedlab.facts.timeline import build_timeline
 from fedlab.lm.extractive import synthesize_answer
-from fedlab.retrieval.changes import policy_statements
-from fedlab.retrieval.mentions import StatementReader, clauses, quoted, said_in, said_section
+from fedlab.facts.changes import policy_statements
+from fedlab.retrieval.mentions import StatementReader, clauses, quoted, said_in, said_place, said_section
 from statements import ask_agent, statement
 
 GOALS = "The Committee seeks to achieve maximum employment and inflation at the rate of 2 percent over the longer run."
@@ -139,6 +139,8 @@ def test_said_sections_read_back():
     assert (place.saying, place.statements, place.first, place.last, place.run, place.role) == \
         (2, 2, "2020-03-03", "2020-03-15", 2, "first")
     assert not place.opens_range
+    for role in ("first", "last", "after", "dropped"):  # the record the agent hands on is the one its section names
+        assert said_place(run, 2, role) == said_in(said_section(run, 2, role))
     for other in (None, "", "Committee Policy Action", "new since the statement of 2023-12-13",
                   "said in 2 of 2 statements, 2020-03-03 to 2020-03-15, run 1: middle"):
         assert said_in(other) is None
@@ -161,6 +163,13 @@ def test_the_reader_answers_the_when_first_each_line_cited():
     without = synthesize_answer("When did the statement say the banking system was sound and resilient?",
                                 [passages[0]])["answer"]
     assert "said this" not in without
+    # the places the agent hands on as records (fedlab.facts.passage) answer as the sections do
+    from fedlab.facts.passage import FactPassage
+
+    placed = [passages[0]] + [FactPassage(p, said_place(run, 1, role))
+                              for p, role in zip(passages[1:], ("first", "last", "dropped"))]
+    assert synthesize_answer("When did the statement say the banking system was sound and resilient?",
+                             placed)["answer"] == answer
 
 
 @pytest.fixture(scope="module")

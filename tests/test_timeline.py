@@ -15,26 +15,10 @@ from pathlib import Path
 import pytest
 
 from fedlab.corpus.document import Document
-from fedlab.corpus.timeline import (
-    ADMINISTERED_RATES,
-    BALANCE_SHEET_ACTIONS,
-    TIMELINE_VERSION,
-    Decision,
-    Meeting,
-    Span,
-    Timeline,
-    asks_about_balance_sheet,
-    asks_about_votes,
-    balance_sheet_span,
-    build_timeline,
-    find_dissents,
-    find_voters,
-    parse_number,
-    rates_named,
-    table_row,
-    timeline_key,
-    vote_record_span,
-)
+from fedlab.query.subjects import asks_about_balance_sheet, asks_about_votes
+from fedlab.facts.records import TIMELINE_VERSION, Decision, Meeting, Span, Timeline
+from fedlab.facts.timeline import ADMINISTERED_RATES, BALANCE_SHEET_ACTIONS, balance_sheet_span, build_timeline, find_dissents, find_voters, parse_number, table_row, timeline_key, vote_record_span
+from fedlab.query.subjects import rates_named
 
 from fedlab.pipeline import load_timeline
 
@@ -532,3 +516,9 @@ def test_cli_missing_corpus_is_one_error_line(tmp_path):
     assert proc.stdout == ""
     proc = _run(["--corpus", str(tmp_path / "nowhere")], tmp_path)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+def test_the_records_name_the_administered_rates_the_reader_reads():
+    from fedlab.facts.records import RATES
+
+    assert tuple(ADMINISTERED_RATES) == RATES

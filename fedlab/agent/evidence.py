@@ -7,7 +7,7 @@ result. Every feature is in [0, 1]; none depends on the wording of any dataset q
 
 Question (``question_features``), used by the off-topic classifier and the answer model, over the
 question's content terms less an opening request ("walk me through …", "can you tell me …":
-fedlab.lm.request), whose words say how to answer, not what about:
+fedlab.query.request), whose words say how to answer, not what about:
   vocab_share     share of the question's content terms that occur in the corpus at all
   common_share    share of them that are common in the corpus (in at least 1% of passages)
   unknown_share   share that never occur in the corpus (a name, a publication, a topic it lacks)
@@ -34,7 +34,7 @@ Answer (``answer_features``), from the agent's grounded answer (empty when it ab
 P(correct | answerable) is read from — whether an answer states the facts asked for shows in the
 answer, not in the evidence it was drawn from:
   asks_answer_type    the question asks for a kind of answer: a date, rate, amount, count or
-                      person (fedlab.lm.answer_types)
+                      person (fedlab.query.answer_types)
   answer_type_found   share of the kinds asked for that the answer holds (1 when none is asked)
   answer_idf_coverage share of the question's content terms the answer holds, IDF-weighted
   answer_sentence_idf the same share held by the answer's best single sentence: a long answer
@@ -50,7 +50,7 @@ and, from the embedder's vectors of the question and of what the answer says (``
   answer_similarity   their cosine similarity, clipped to [0, 1]: whether the answer is about what
                       was asked, in the embedder's sense, where the terms above see only shared
                       words (absent without an embedder; the model then reads it as neutral)
-and, from the reader (its ``composed`` output: fedlab.lm.extractive.synthesize_answer):
+and, from the reader (its ``composed`` output: fedlab.skills.registry.answer):
   answer_composed     the answer holds a part composed from records — a vote record, a rate or
                       administered-rate path, a balance-sheet record, when the statements said
                       something, what they added and dropped — rather than only sentences picked
@@ -66,9 +66,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from fedlab.index.tokens import Tokenizer
-from fedlab.lm.answer_types import asked_types, held_types
-from fedlab.lm.rate_path import MEETING_LABELS
-from fedlab.lm.request import split_request
+from fedlab.query.answer_types import asked_types, held_types
+from fedlab.skills.wording import MEETING_LABELS
+from fedlab.query.request import split_request
 from fedlab.retrieval.dates import numeric_date_tokens, question_dates
 from fedlab.retrieval.types import MULTI_MEETING_SCOPES, DateHint, Hit
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 PACKAGE = Path(__file__).resolve().parent.parent
-FEATURE_CODE = ("agent", "lm", "retrieval", "corpus", "chunking", "embedding", "index", "pipeline.py")
+FEATURE_CODE = ("agent", "lm", "query", "skills", "retrieval", "facts", "corpus", "chunking", "embedding", "index", "pipeline.py")
 SETTING_GROUPS = ("agent", "lm", "retriever", "chunker", "embedder", "index", "bm25", "reranker")
 # agent keys that are the model's own outputs or only read its confidence, never a feature
 MODEL_KEYS = frozenset({"calibration", "answerability", "thresholds", "off_topic_threshold", "transport"})

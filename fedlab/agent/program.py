@@ -33,6 +33,7 @@ Decisions (FedQuery's workflow, made explicit):
 """
 from __future__ import annotations
 
+import itertools
 import logging
 import time
 from dataclasses import dataclass, field, replace
@@ -49,10 +50,11 @@ from fedlab.agent.evidence import (COMPOSED_FEATURE, RUN_FEATURE, SIMILARITY_FEA
                                    question_terms, said_text)
 from fedlab.agent.searcher import SearchAccess
 from fedlab.agent.settings import AgentSettings
-from fedlab.lm.shorthand import read_shorthand
+from fedlab.query.shorthand import read_shorthand
 from fedlab.lm.steps import ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER
 from fedlab.agent.types import EVIDENCE_ABSTENTIONS, AgentAnswer, Citation
 from fedlab.errors import FedlabError
+from fedlab.facts.passage import FactPassage
 from fedlab.index.filter import MetadataFilter
 from fedlab.index.tokens import Tokenizer
 from fedlab.retrieval.dates import date_expressions, impossible_dates, numeric_date_tokens, question_dates
@@ -81,8 +83,9 @@ class _Attempt:
     p_answerable: float | None  # the answerability model's P(the documents answer it) (None: no model)
 
 
-# a passage added to the retrieved ones: (the passage holding a sentence, its span, the section to show; None: its own)
-ExtraPassage = tuple[Hit, tuple[int, int], str | None]
+# a passage added to the retrieved ones: (the passage holding a sentence, its span, the section to show (None: its
+# own), the record it states (fedlab.facts.passage; None: none))
+ExtraPassage = tuple[Hit, tuple[int, int], str | None, Any]
 
 
 def hint_from(prediction, question: str) -> DateHint | None:
@@ -174,7 +177,7 @@ class AgentProgram:
 
     def read(self, question: str) -> str:
         """The question as the agent works from it: its shorthand in the documents' words
-        (fedlab.lm.shorthand; ``agent.shorthand``)."""
+        (fedlab.query.shorthand; ``agent.shorthand``)."""
         return read_shorthand(question) if self.settings.shorthand else question
 
     @property
@@ -291,7 +294,7 @@ class AgentProgram:
         rate sits in the minutes' directive and implementation note among forty passages, which
         retrieval can miss; its decision sentence is its statement's, which it finds. A sentence a
         shown passage holds whole is not repeated (one cut by the passage's end is)."""
-        from fedlab.corpus.timeline import rates_named
+        from fedlab.query.subjects import rates_named
 
         timeline = getattr(self.search_access.searcher, "timeline", None)
         if not self.settings.decision_passages or timeline is None or not self.locates or hint is None:
@@ -331,14 +334,14 @@ class AgentProgram:
         """Whether the searcher can name the indexed chunk holding a span (``located`` asks it)."""
         return getattr(self.search_access.searcher, "chunk_at", None) is not None
 
-    def located(self, placed: Iterable[tuple[Any, str | None]]) -> list[ExtraPassage]:
+    def located(self, placed: Iterable[tuple[Any, str | None]], records: Iterable[Any] | None = None) -> list[ExtraPassage]:
         """A passage for each (span, section to show; None: its chunk's) whose span (None: skipped)
-        lies in an indexed chunk."""
+        lies in an indexed chunk, with the record it states (``records``, in the same order)."""
         out = []
-        for span, section in placed:
+        for (span, section), record in zip(placed, records if records is not None else itertools.repeat(None)):
             chunk = self.search_access.searcher.chunk_at(span.doc_id, span.start) if span is not None else None
             if chunk is not None:
-                out.append((Hit(chunk, 0.0), (span.start, span.end), section))
+                out.append((Hit(chunk, 0.0), (span.start, span.end), section, record))
         return out
 
     def records_dissent(self, question: str, hint: DateHint | None, terms: QuestionTerms | None) -> bool:
@@ -347,7 +350,8 @@ class AgentProgram:
         the documents of that meeting use each of its terms that few passages of the corpus use
         (Vocabulary.common) besides the words for votes: "… explain the dissent in
         his speech" asks about what they do not hold."""
-        from fedlab.corpus.timeline import VOTE_WORDS_RE, asks_about_votes
+        from fedlab.query.lexicon import VOTE_WORDS_RE
+        from fedlab.query.subjects import asks_about_votes
 
         timeline = getattr(self.search_access.searcher, "timeline", None)
         if (not self.settings.recorded_dissents or timeline is None or terms is None
@@ -363,26 +367,32 @@ class AgentProgram:
         return False
 
     def vote_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
-        """For a question about votes (fedlab.corpus.timeline.asks_about_votes) with a bounded date
+        """For a question about votes (fedlab.query.subjects.asks_about_votes) with a bounded date
         range: the vote record of each policy meeting in it (who voted for, who against and what
         they preferred, who was absent), from the searcher's meeting timeline, under the section
         ``VOTE_SECTION``; none when the range holds more than ``vote_passages`` meetings."""
-        from fedlab.corpus.timeline import VOTE_SECTION, asks_about_votes, vote_record_span
+        from fedlab.facts.timeline import VOTE_SECTION, vote_record_span
+        from fedlab.facts.votes import read_vote
+        from fedlab.query.subjects import asks_about_votes
 
         meetings = self.policy_meetings(hint) if self.settings.vote_passages and asks_about_votes(question) else None
         if not meetings or len(meetings) > int(self.settings.vote_passages):
             return []
         docs = [self.search_access.document(m.decision.sentence.doc_id) for m in meetings]
-        return self.located((vote_record_span(doc, m.decision) if doc is not None else None, VOTE_SECTION)
-                            for m, doc in zip(meetings, docs))
+        spans = [vote_record_span(doc, m.decision) if doc is not None else None for m, doc in zip(meetings, docs)]
+        records = [read_vote(doc.text[span.start:span.end]) if span is not None else None
+                   for doc, span in zip(docs, spans)]
+        return self.located(((span, VOTE_SECTION) for span in spans), records)
 
     def balance_sheet_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
-        """For a question about the balance sheet (fedlab.corpus.timeline.asks_about_balance_sheet)
+        """For a question about the balance sheet (fedlab.query.subjects.asks_about_balance_sheet)
         with a bounded date range: each balance-sheet action of the policy statements in it (asset
         purchases begun, widened, tapered or ended; runoff begun, slowed or ended) with the sentences
         detailing it, from the searcher's meeting timeline, under the section
         ``BALANCE_SHEET_SECTION``; none when the range holds more than ``balance_sheet_passages``."""
-        from fedlab.corpus.timeline import BALANCE_SHEET_SECTION, asks_about_balance_sheet, balance_sheet_span
+        from fedlab.facts.balance_sheet import read_balance_sheet
+        from fedlab.facts.timeline import BALANCE_SHEET_SECTION, balance_sheet_span
+        from fedlab.query.subjects import asks_about_balance_sheet
 
         meetings = (self.policy_meetings(hint)
                     if self.settings.balance_sheet_passages and asks_about_balance_sheet(question) else None)
@@ -390,17 +400,20 @@ class AgentProgram:
         if len(actions) > int(self.settings.balance_sheet_passages):
             return []
         docs = [self.search_access.document(a.span.doc_id) for a in actions]
-        return self.located((balance_sheet_span(doc, a) if doc is not None else None, BALANCE_SHEET_SECTION)
-                            for a, doc in zip(actions, docs))
+        spans = [balance_sheet_span(doc, a) if doc is not None else None for a, doc in zip(actions, docs)]
+        records = [read_balance_sheet(doc.text[span.start:span.end]) if span is not None else None
+                   for doc, span in zip(docs, spans)]
+        return self.located(((span, BALANCE_SHEET_SECTION) for span in spans), records)
 
     def change_hits(self, question: str, hint: DateHint | None) -> list[ExtraPassage]:
         """For a question spanning several meetings: the sentences each policy statement in its
-        range added to the previous one and those it dropped (fedlab.retrieval.changes), the
+        range added to the previous one and those it dropped (fedlab.facts.changes), the
         section naming the change and its edit; for a question about one meeting that asks about
-        a change (``meeting_changes``; fedlab.retrieval.changes.asks_about_change), what its
+        a change (``meeting_changes``; fedlab.query.subjects.asks_about_change), what its
         statement changed from the previous policy statement. None when the searcher cannot
         tell, the question is undated or its range holds more than ``change_passages`` changes."""
-        from fedlab.retrieval.changes import asks_about_change, dropped_by, new_since
+        from fedlab.facts.changes import dropped_by, new_since
+        from fedlab.query.subjects import asks_about_change
 
         changes_in = getattr(self.search_access.searcher, "statement_changes", None)
         if not self.settings.change_passages or changes_in is None or not self.locates or hint is None:
@@ -422,11 +435,11 @@ class AgentProgram:
                             for c in sentences)
 
     def statement_runs(self, question: str, hint: DateHint | None) -> list:
-        """For a question asking when (an answer type of date, fedlab.lm.answer_types) or at how
+        """For a question asking when (an answer type of date, fedlab.query.answer_types) or at how
         many meetings (counts_documents), with no date or a range of several meetings: for each of
         its clauses the policy statements answer, the run of statements that said what it asks
         about (fedlab.retrieval.mentions.StatementRun)."""
-        from fedlab.lm.answer_types import asked_types, counts_documents
+        from fedlab.query.answer_types import asked_types, counts_documents
 
         runs_in = getattr(self.search_access.searcher, "statement_runs", None)
         asks = "date" in asked_types(question) or counts_documents(question)
@@ -442,9 +455,9 @@ class AgentProgram:
     def said_hits(self, runs: list) -> list[ExtraPassage]:
         """For each of ``runs`` (statement_runs): the first and the last statement that said it and
         the statement after them, the section naming each one's place in the run."""
-        from fedlab.retrieval.mentions import said_section
+        from fedlab.retrieval.mentions import said_place, said_section
 
-        out = []  # (span, section)
+        out, places = [], []  # (span, section); the place each states
         for number, run in enumerate(runs, start=1):
             placed = [("first", run.first)]
             if run.last != run.first:
@@ -452,7 +465,8 @@ class AgentProgram:
             if run.after is not None:
                 placed.append(("after" if run.reworded else "dropped", run.after))
             out += [(said, said_section(run, number, role)) for role, said in placed]
-        return self.located(out)
+            places += [said_place(run, number, role) for role, _ in placed]
+        return self.located(out, places)
 
     def citation(self, n: int, hit: Hit) -> Citation:
         chunk = hit.chunk
@@ -573,14 +587,15 @@ class AgentProgram:
         extra = (self.decision_hits(question, hint, hits) + self.change_hits(question, hint)
                  + self.vote_hits(question, hint) + self.balance_sheet_hits(question, hint)
                  + self.said_hits(runs))
-        docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, _, _ in extra)], start=1)]
+        docs = [self.citation(n, h) for n, h in enumerate([*hits, *(h for h, *_ in extra)], start=1)]
         passages = [format_passage(c.n, c.title, c.meeting_date, c.section, c.text) for c in docs[:len(hits)]]
-        for c, (hit, (start, end), section) in zip(docs[len(hits):], extra):
+        for c, (hit, (start, end), section, record) in zip(docs[len(hits):], extra):
             doc = self.search_access.document(hit.chunk.doc_id)
             sentence = doc.text[start:end] if doc is not None else c.text
-            passages.append(format_passage(c.n, c.title, c.meeting_date, section or c.section, sentence))
+            passage = format_passage(c.n, c.title, c.meeting_date, section or c.section, sentence)
+            passages.append(FactPassage(passage, record) if record is not None and doc is not None else passage)
         if extra:
-            base["retrieved_chunk_ids"] = list(dict.fromkeys([*retrieved, *(h.chunk.chunk_id for h, _, _ in extra)]))
+            base["retrieved_chunk_ids"] = list(dict.fromkeys([*retrieved, *(h.chunk.chunk_id for h, *_ in extra)]))
         with self.backend.context():
             t = time.perf_counter()
             with spans.step("synthesize_answer", self.backend_kind,  # the passages' heads: their text is the searches'
@@ -594,7 +609,7 @@ class AgentProgram:
             timings["synthesize"] = (time.perf_counter() - t) * 1000
 
         t = time.perf_counter()
-        shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, _, _ in extra]
+        shown = [h.chunk.chunk_id for h in hits] + [h.chunk.chunk_id for h, *_ in extra]
         with spans.step("validate_citations", "PARSER", {"passages_shown": len(shown)}) as span:
             grounded = ground_citations(str(draft or ""), shown, set(base["retrieved_chunk_ids"]))
             citations = [Citation(n, **{k: v for k, v in vars(docs[pos - 1]).items() if k != "n"})

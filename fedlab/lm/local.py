@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 
 from fedlab.lm.base import LMUnavailable, one_line
-from fedlab.lm.extractive import PASSAGE_HEAD, FunctionBackend
+from fedlab.lm.extractive import FunctionBackend
+from fedlab.skills.passages import HEAD_LINE as PASSAGE_HEAD
 
 EXAMPLE = """Passages:
 [Source 1] FOMC statement, 2023-07-26: The Committee decided to raise the target range for the federal funds rate to 5-1/4 to 5-1/2 percent.

@@ -22,7 +22,7 @@ class Step:
 
 ASSESS_QUERY = Step("AssessQuery", ("question", "today", "event"), ("intent", "date_from", "date_to", "scope"))
 REFORMULATE_QUERY = Step("ReformulateQuery", ("question", "previous_query", "attempt"), ("query",))
-# composed: the answer was composed from records (fedlab.lm.extractive.synthesize_answer), not picked;
+# composed: the answer was composed from records (fedlab.skills.registry.answer), not picked;
 # skill / skills: the rule that answered and every rule with a part in the answer
 SYNTHESIZE_ANSWER = Step("SynthesizeAnswer", ("question", "passages"), ("answer",), ("composed", "skill", "skills"))
 STEPS = (ASSESS_QUERY, REFORMULATE_QUERY, SYNTHESIZE_ANSWER)

@@ -5,7 +5,7 @@ that raised the range to 3 to 3-1/4 percent", "when runoff was first slowed", "w
 sat at its 2023-24 peak" carry no date the date parser can read (or only a year that qualifies
 the event), so the date-aware search cannot narrow to the meeting. :func:`resolve_event` reads
 such references as general English patterns about monetary-policy events and resolves them over
-the meeting timeline (fedlab.corpus.timeline); every fact used comes from the timeline.
+the meeting timeline (fedlab.facts.timeline); every fact used comes from the timeline.
 
 Rule families (each an :class:`EventHint` with a provenance naming the rule and the facts):
 
@@ -61,7 +61,8 @@ import re
 from dataclasses import dataclass, field, replace
 from datetime import date
 
-from fedlab.corpus.timeline import Meeting, Timeline, parse_number
+from fedlab.facts.records import Meeting, Timeline
+from fedlab.facts.timeline import parse_number
 from fedlab.retrieval.types import DateHint
 
 PANDEMIC_YEAR = 2020  # "the pandemic": the first emergency move of this year or later

@@ -54,7 +54,7 @@ def build_retriever(kind: str, *, chunks: Sequence[Chunk], embedder=None, index=
                     diversity_candidates: int = 3, events: bool = False, timeline=None) -> DateAwareRetriever:
     """adaptive_top_k: {enabled: bool, span: int, year: int, multi_year: int} (missing keys: defaults).
     events: resolve meetings named by what happened ("the first cut after the 2022-23 tightening")
-    over ``timeline`` (fedlab.corpus.timeline) when a question carries no date of its own."""
+    over ``timeline`` (fedlab.facts.timeline) when a question carries no date of its own."""
     if kind not in KINDS:
         raise FedlabError(f"unknown retriever kind {kind!r}: choose one of {', '.join(KINDS)}")
     top_k = check_top_k(top_k)

@@ -24,7 +24,7 @@ when those terms carry less than HELD_SHARE of its terms' weight
 notes), or when the range holds fewer than two statements. With each run comes the statement
 after its last one, when the range holds it: its closest sentence, the new wording of what was
 dropped when it holds at least HELD_SHARE of the run's weight; else the sentence it put in the
-place of the run's last sentence (the two statements' edit, fedlab.retrieval.changes: "will be
+place of the run's last sentence (the two statements' edit, fedlab.facts.changes: "will be
 patient …" became "will act as appropriate …"), the one sharing most of its words; else its
 opening sentence, to cite the statement by.
 
@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.document import Document
 from fedlab.index.tokens import Tokenizer, stem
-from fedlab.retrieval.changes import statement_change
+from fedlab.facts.changes import statement_change
 
 # words of saying, of occurrence and of the text's parts: how a question asks when something was said, not what
 MENTION_WORDS = frozenset(stem(w) for w in """
@@ -128,7 +128,7 @@ def said_section(run: StatementRun, number: int, role: str) -> str:
 
 @dataclass(frozen=True)
 class SaidPlace:
-    """A passage's place in a run, read back from its section (``said_in``)."""
+    """A passage's place in a run (``said_place``), read back from its section (``said_in``)."""
 
     saying: int  # statements that said it
     statements: int  # statements from the first to the last
@@ -137,6 +137,13 @@ class SaidPlace:
     run: int  # the run's number among the question's, from 1
     role: str  # one of ROLES
     opens_range: bool  # the first statement is the first one searched
+
+
+def said_place(run: StatementRun, number: int, role: str) -> SaidPlace:
+    """The place of the passage holding the ``role`` sentence of ``run`` (``number``: its place among
+    the question's runs, from 1): the record its section (``said_section``) states."""
+    return SaidPlace(len(run.said), run.statements, run.first.meeting_date, run.last.meeting_date, number, role,
+                     role == "first" and run.opens_range)
 
 
 def said_in(section: str | None) -> SaidPlace | None:
@@ -153,7 +160,7 @@ def _sentences(doc: Document) -> list[tuple[int, int, frozenset[str]]]:
 
 
 class StatementReader:
-    """The policy statements' sentences, tokenised once (fedlab.retrieval.changes.policy_statements)."""
+    """The policy statements' sentences, tokenised once (fedlab.facts.changes.policy_statements)."""
 
     def __init__(self, statements: list[Document]):
         self.statements = statements
@@ -193,7 +200,7 @@ class StatementReader:
 
     def _put_in_place(self, said: SaidSentence, i: int, j: int) -> tuple[int, int] | None:
         """The sentence statement ``j`` put where statement ``i`` dropped ``said``'s sentence (of
-        the two's edit, fedlab.retrieval.changes, the one sharing most of its words: "will be
+        the two's edit, fedlab.facts.changes, the one sharing most of its words: "will be
         patient …" became "will act as appropriate …"); None when it put nothing there."""
         change = statement_change(self.statements[i], self.statements[j])
         edit = next((c.edit for c in change.dropped if c.start <= said.start < c.end), 0)

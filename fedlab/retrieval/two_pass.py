@@ -66,7 +66,7 @@ class DateAwareRetriever:
                  scope_k: dict[str, int] | None = None, corpus_end: str | None = None, end_grace_days: int = 1,
                  ranking: RankingOptions | None = None, timeline=None):
         self.base = base
-        self.timeline = timeline  # a fedlab.corpus.timeline.Timeline: event questions resolve over it
+        self.timeline = timeline  # a fedlab.facts.timeline.Timeline: event questions resolve over it
         self.enabled = bool(enabled)
         self.reranker = reranker
         self.top_k = int(top_k)

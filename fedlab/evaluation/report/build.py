@@ -25,7 +25,8 @@ def build_report(config: str, overrides: list[str], roles: tuple[str, ...], name
     from fedlab.evaluation.gates import DEFAULT_RECORD, read_record
     from fedlab.evaluation.report.reads import test_reads
     from fedlab.evaluation.report.render import markdown, write_figures
-    from fedlab.evaluation.report.run import Report, compare_against, earlier_runs, evaluate_sets, plan, summarise
+    from fedlab.evaluation.report.run import (Report, changed_against, compare_against, earlier_runs, evaluate_sets,
+                                              plan, summarise)
     from fedlab.io import write_json, write_text
     from fedlab.tracking import default_tracking_uri
 
@@ -39,6 +40,7 @@ def build_report(config: str, overrides: list[str], roles: tuple[str, ...], name
     report = Report(config, results, group_by, parent_run_id=parent_id, model_state=state)
     if earlier is not None:
         report.against = compare_against(results, earlier)
+        report.changed = changed_against(results, earlier)
     try:
         since = read_record(DEFAULT_RECORD).recorded_at if DEFAULT_RECORD.is_file() else None
     except FedlabError:

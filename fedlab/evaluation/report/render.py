@@ -11,6 +11,7 @@ SHORT = {"answer_accuracy": "acc", "false_abstention_rate": "false abst", "abste
          "citation_validity": "cit valid", "ece": "ECE", "auroc": "AUROC", "brier": "Brier",
          "coverage@precision0.9": "cov@0.9", "recall@10": "R@10", "meeting_recall@5": "mR@5", "mrr@10": "MRR@10",
          "latency_p50_ms": "p50 ms", "latency_p95_ms": "p95 ms"}
+MAX_CHANGED_IDS = 10  # question ids listed per set in report.md's changed answers (report.json: all)
 CONSOLE = ("answer_accuracy", "false_abstention_rate", "abstention_accuracy", "ece", "recall@10", "latency_p95_ms")
 
 
@@ -82,6 +83,13 @@ def markdown(data: dict) -> str:
                 p = "nan" if r["p"] is None or (isinstance(r["p"], float) and math.isnan(r["p"])) else f"{r['p']:.3g}"
                 lines.append(f"| {name} | {metric} | {r['a']:.3f} | {r['b']:.3f} | {r['delta']:+.3f} | {p} | "
                              f"{r['better'] or '—'} |")
+    changed = [(s["name"], s["changed_answers"]) for s in data["sets"] if s.get("changed_answers")]
+    if changed:
+        lines += ["", "## Changed answers against the earlier report (answer text, abstention or skill)", "",
+                  "| set | changed | of | questions |", "|---|---:|---:|---|"]
+        for name, c in changed:
+            shown = ", ".join(c["ids"][:MAX_CHANGED_IDS]) + (" …" if len(c["ids"]) > MAX_CHANGED_IDS else "")
+            lines.append(f"| {name} | {c['n']} | {c['of']} | {shown} |")
     lines += ["", "Roles: dev = developed and chosen on; heldout = read only to confirm a choice made on dev; "
               "test = read for a release, never to choose; train = what the answerability model is fitted on.", ""]
     return "\n".join(lines)
@@ -93,7 +101,9 @@ def print_table(data: dict, console) -> None:
 
     table = Table(title=f"fedlab report: {data['config']} (95% bootstrap intervals)", box=box.SIMPLE_HEAD)
     against = any(s.get("against") for s in data["sets"])
-    for col in ("set", "role", "n", *(SHORT[m] for m in CONSOLE), *(["Δacc (p)"] if against else [])):
+    changed = any("changed_answers" in s for s in data["sets"])
+    for col in ("set", "role", "n", *(SHORT[m] for m in CONSOLE), *(["Δacc (p)"] if against else []),
+                *(["changed"] if changed else [])):
         table.add_column(col, justify="left" if col in ("set", "role") else "right", no_wrap=True)
     for label, role, block in _rows(data):
         o = block["overall"]
@@ -102,10 +112,12 @@ def print_table(data: dict, console) -> None:
             r = (block.get("against") or {}).get("answer_accuracy")
             delta = [f"{r['delta']:+.3f} ({r['p']:.2g})" if r and r.get("p") is not None
                      and r["p"] == r["p"] else (f"{r['delta']:+.3f}" if r else "")]
-        table.add_row(label.replace("**", ""), role, str(o.get("n", 0)), *(compact(o.get(m)) for m in CONSOLE), *delta)
+        moved = [str(block["changed_answers"]["n"]) if "changed_answers" in block else ""] if changed else []
+        table.add_row(label.replace("**", ""), role, str(o.get("n", 0)), *(compact(o.get(m)) for m in CONSOLE), *delta,
+                      *moved)
     if data.get("gap"):
         table.add_row("gap dev−heldout", "", "", *(compact(data["gap"].get(m)) for m in CONSOLE),
-                      *([""] if against else []))
+                      *([""] if against else []), *([""] if changed else []))
     console.print(table)
     reads = data.get("test_reads") or {}
     if reads.get("count") is not None:

@@ -6,7 +6,8 @@ parent run in the ``fedlab-report`` experiment, with the per-question artifacts 
 has. From those artifacts each set, each role's pool, each category and each group-by field gets
 its measures with 95% bootstrap intervals (``intervals``); the generalisation gap is the dev pool
 minus the heldout pool. ``--against`` adds, per set, the change from an earlier report with a
-paired test (``fedlab.evaluation.compare``).
+paired test (``fedlab.evaluation.compare``) and the number of changed answers
+(``fedlab.evaluation.report.changed``).
 """
 from __future__ import annotations
 
@@ -51,6 +52,7 @@ class Report:
     test_reads_since: str | None = None
     model_state: str | None = None
     against: dict[str, dict] = field(default_factory=dict)  # set -> {metric: {a, b, delta, p, better}}
+    changed: dict[str, dict] = field(default_factory=dict)  # set -> {n, of, ids}: answers changed since
     data: dict = field(default_factory=dict)  # the JSON form (report.json), filled by summarise()
 
 
@@ -147,6 +149,7 @@ def summarise(report: Report, n_boot: int = 1000, seed: int = 0) -> dict:
             "dataset_hash": res.dataset_hash, "overall": estimate(outcomes, n_boot, seed).to_json(),
             "groups": {f: g for f in fields if (g := _grouped(outcomes, f, n_boot, seed))},
             **({"against": report.against[res.spec.name]} if res.spec.name in report.against else {}),
+            **({"changed_answers": report.changed[res.spec.name]} if res.spec.name in report.changed else {}),
         })
     estimates = {}
     for role, parts in by_role.items():
@@ -190,6 +193,20 @@ def compare_against(results: list[SetResult], earlier: dict[str, str]) -> dict[s
             rows[metric] = {"a": row.mean_a, "b": row.mean_b, "delta": row.delta, "p": row.p_value,
                             "better": row.better, "n": row.n_questions}
         out[res.spec.name] = rows
+    return out
+
+
+def changed_against(results: list[SetResult], earlier: dict[str, str]) -> dict[str, dict]:
+    """Per set the earlier report has: the answers that changed (fedlab.evaluation.report.changed),
+    as {n, of, ids}; a set whose runs hold no agent answers gets no entry."""
+    from fedlab.evaluation.report.changed import changed_between
+
+    out: dict[str, dict] = {}
+    for res in results:
+        base = earlier.get(res.spec.name)
+        changed = changed_between(base, str(res.run_dir)) if base is not None else None
+        if changed is not None:
+            out[res.spec.name] = changed.to_json()
     return out
 
 

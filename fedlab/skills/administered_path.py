@@ -2,10 +2,10 @@
 the primary credit rate moved over several meetings, composed from the passages.
 
 A question spanning several meetings (scope span / year / multi_year) that names one of those
-rates (fedlab.corpus.timeline.RATE_NAMES: "interest on reserves", "IOER", "ON RRP offering rate",
+rates (fedlab.query.lexicon.RATE_NAMES: "interest on reserves", "IOER", "ON RRP offering rate",
 "primary credit rate", …) is answered from the implementation-note sentences in its passages
 (the agent adds each meeting's from the timeline): every sentence that sets the rate
-(fedlab.corpus.timeline.ADMINISTERED_RATES) gives its meeting's value, the meeting being the date
+(fedlab.facts.timeline.ADMINISTERED_RATES) gives its meeting's value, the meeting being the date
 in the passage's head; one value per meeting, the earliest passage first. Inside the question's
 range, in date order, the answer says how many times the rate changed ("changed four times", as
 the rate path counts), then gives the value at the first meeting, each change ("raised to 5.3
@@ -14,15 +14,16 @@ from. A meeting whose value was not found is skipped, so the answer says what th
 state, not that nothing happened in between. Fewer than two meetings found: no answer
 (None), and the caller picks sentences instead.
 
-A question about one meeting that names such a rate gets that meeting's value instead
-(``administered_values_answer``: "The ON RRP offering rate was set at 0.3 percent in March 2022
-[Source 9]."), when the passages hold exactly one meeting's setting in its range; the caller opens
-its answer with it and picks the sentences for the rest.
+A question about one meeting gets that meeting's value instead: fedlab.skills.administered_values.
 """
 from __future__ import annotations
 
-from fedlab.corpus.timeline import ADMINISTERED_RATES, rates_named, rates_set_in
-from fedlab.lm.rate_path import cite_sources, in_label, meeting_labels, passage_head, times_text
+from fedlab.facts.timeline import ADMINISTERED_RATES, rates_set_in
+from fedlab.query.frame import QuestionFrame
+from fedlab.query.subjects import rates_named
+from fedlab.skills.base import SkillAnswer
+from fedlab.skills.passages import cite_sources, passage_head
+from fedlab.skills.wording import in_label, meeting_labels, times_text
 
 
 def read_rate(rate: str, passages: list[str]) -> dict[str, tuple[float, str, int]]:
@@ -39,7 +40,7 @@ def read_rate(rate: str, passages: list[str]) -> dict[str, tuple[float, str, int
     return found
 
 
-def _subject(rate: str) -> str:
+def subject(rate: str) -> str:
     """The rate's name opening a sentence: "The ON RRP offering rate"."""
     name = ADMINISTERED_RATES[rate][0]
     return f"{name[0].upper()}{name[1:]}"
@@ -61,7 +62,7 @@ def _path(rate: str, values: dict[str, tuple[float, str, int]]) -> str:
     if last_change != dates[-1]:
         clauses.append(f"unchanged at {last[1]} through {labels[dates[-1]]} {cite_sources([last[2]])}")
     changed = f"changed {times_text(moves)}" if moves else "did not change"
-    return f"{_subject(rate)} {changed}: " + "; ".join(clauses) + "."
+    return f"{subject(rate)} {changed}: " + "; ".join(clauses) + "."
 
 
 def administered_path_answer(question: str, passages: list[str], hint=None) -> str | None:
@@ -79,19 +80,19 @@ def administered_path_answer(question: str, passages: list[str], hint=None) -> s
     return " ".join(paths) or None
 
 
-def administered_values_answer(question: str, passages: list[str], hint=None) -> str | None:
-    """For a question about one meeting naming administered rates: "The ON RRP offering rate was
-    set at 0.3 percent in March 2022 [Source 9]." for each rate whose setting the passages hold in
-    the question's range (module docstring); None when it does not apply or none is found."""
-    if hint is None or hint.meeting_span() is not None or hint.date_from is None or hint.date_to is None:
-        return None
-    lo, hi = hint.date_from, hint.widened_end(1)
-    said = []
-    for rate in rates_named(question):
-        values = {d: v for d, v in read_rate(rate, passages).items() if lo <= d <= hi}
-        if len(values) != 1:  # none, or a range holding several meetings: not one meeting's value
-            continue
-        [(date, (_, value, n))] = values.items()
-        said.append(f"{_subject(rate)} was set at {value} {in_label(meeting_labels([date])[date])} "
-                    f"{cite_sources([n])}.")
-    return " ".join(said) or None
+class AdministeredPath:
+    """An administered rate over several meetings (module docstring), from the implementation notes
+    among the passages."""
+
+    name = "administered_path"
+    needs = "retrieved passages (the agent adds each meeting's implementation note)"
+
+    def applies(self, frame: QuestionFrame) -> bool:
+        return frame.hint is not None and frame.hint.meeting_span() is not None and bool(rates_named(frame.question))
+
+    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
+        text = administered_path_answer(frame.question, passages, frame.hint)
+        return SkillAnswer(text, passages) if text else None
+
+
+SKILL = AdministeredPath()

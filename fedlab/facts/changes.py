@@ -12,7 +12,7 @@ come in edits: the two statements' sentence sequences are aligned (difflib, the 
 as anchors), and the sentences one statement dropped between two anchors and those the other put
 there are one edit — the new wording of what was dropped ("will be patient …" became "will act as
 appropriate …"), however few words the two share. Consecutive statements are those of the timeline's policy
-decisions read from a statement (fedlab.corpus.timeline), so a facility announcement or a
+decisions read from a statement (fedlab.facts.timeline), so a facility announcement or a
 revised strategy statement is never compared with a policy statement.
 
 An agent hands the changed sentences to its answer step as passages whose section names the
@@ -26,14 +26,7 @@ from difflib import SequenceMatcher
 
 from fedlab.chunking.splitting import sentence_spans
 from fedlab.corpus.document import Document
-from fedlab.index.tokens import Tokenizer, stem
 
-# the words a question asks about a change with
-CHANGE_WORDS = frozenset(stem(w) for w in """
-change changed changes shift shifted evolve evolved differ differed difference different compare compared
-new revise revised revision modify modified alter altered update updated amend amended
-""".split())
-_TOKENS = Tokenizer()
 SAME_SENTENCE = 0.85  # word overlap (Jaccard) at which two sentences are the same sentence
 _WORDS = re.compile(r"[a-z]+|\d+(?:[./-]\d+)*")
 _NEW = "new since the statement of "
@@ -59,11 +52,6 @@ class StatementChange:
     later: str
     added: list[ChangedSentence]  # sentences of the later statement, in its order
     dropped: list[ChangedSentence]  # sentences of the earlier statement, in its order
-
-
-def asks_about_change(question: str) -> bool:
-    """The question asks what changed, was new or differed (a word of CHANGE_WORDS)."""
-    return bool(set(_TOKENS(question)) & CHANGE_WORDS)
 
 
 def new_since(earlier: str, edit: int = 0) -> str:

@@ -1,9 +1,9 @@
 """Vote records: how the Committee voted at each meeting a question about votes names, composed
 from the passages.
 
-The agent hands a question about votes (fedlab.corpus.timeline.asks_about_votes: votes, dissents,
+The agent hands a question about votes (fedlab.query.subjects.asks_about_votes: votes, dissents,
 unanimity) the vote record of each policy meeting in its range, as passages under the section
-fedlab.corpus.timeline.VOTE_SECTION: the statement's "Voting for …" sentence, its "Voting against
+fedlab.facts.timeline.VOTE_SECTION: the statement's "Voting for …" sentence, its "Voting against
 …" sentence and the rest of that paragraph ("Absent and not voting was …"). Each record gives one
 line, in date order: "June 2025: unanimous, 12 voting for [Source 3]." or "July 2025: 9 for, 2
 against — Michelle W. Bowman and Christopher J. Waller, who preferred to lower … [Source 4]; absent
@@ -21,11 +21,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from fedlab.corpus.timeline import AGAINST_RE, FOR_RE, VOTE_SECTION, WHO_RE, list_after, listed_voters, split_names
-from fedlab.lm.rate_path import cite_sources, in_label, in_section, meeting_labels, passage_head
+from fedlab.facts.passage import record_of
+from fedlab.facts.timeline import VOTE_SECTION
+from fedlab.facts.votes import VoteRecord, read_vote
+from fedlab.query.frame import QuestionFrame
+from fedlab.skills.base import SkillAnswer
+from fedlab.skills.passages import cite_sources, in_section, passage_head
+from fedlab.skills.wording import in_label, meeting_labels
 
 FULL_LINES = 3  # meetings that each get a line whatever their vote
-ABSENT_RE = re.compile(r"Absent and not voting (?:was|were)\s+")
 VOTE_SENTENCE = re.compile(r"\s*(?:Voting\s+(?:for|against)|Absent\s+and\s+not\s+voting)\b")  # what a record states
 # who voted for the action, who voted as an alternate: the roster changes with the rotation, not the policy
 ROSTER = re.compile(r"\s*(?:Voting\s+for\b|[A-Z][\w.'-]*(?:\s+[A-Z][\w.'-]*){0,3}\s+voted\s+as\s+(?:an\s+)?alternate\b)")
@@ -38,50 +42,40 @@ def asks_who_voted(question: str) -> bool:
     return bool(ASKS_WHO_RE.search(question)) and not SPLIT_RE.search(question)
 
 
-def _listed(body: str, opening: re.Pattern) -> str | None:
-    """The list ``opening`` introduces in ``body``, up to its full stop, or None."""
-    found = list_after(opening, body)
-    if found is None:
-        return None
-    m, stop = found
-    return body[m.end():stop.start() if stop else len(body)].strip()
-
-
 def is_vote_record(passage: str) -> bool:
     return in_section(passage, VOTE_SECTION)
 
 
 @dataclass(frozen=True)
 class MeetingVote:
-    voters: list[str]  # voting for
-    against: str  # the "Voting against …" clause after its opening ("" when unanimous)
-    n_against: int
-    absent: str  # who was absent and not voting, as written ("" when nobody)
+    vote: VoteRecord
     source: int  # the passage's [Source N]
 
 
+def is_vote_passage(passage: str) -> bool:
+    """A vote record the agent handed over: a passage stating a VoteRecord, or one handed as text
+    under the section VOTE_SECTION."""
+    return record_of(passage, VoteRecord) is not None or is_vote_record(passage)
+
+
 def read_votes(passages: list[str]) -> dict[str, MeetingVote]:
-    """meeting date -> its vote, from the vote-record passages (the first for each meeting)."""
+    """meeting date -> its vote, from the vote records among the passages (the first for each
+    meeting): the record a passage states, or one read from a passage handed as text."""
     found: dict[str, MeetingVote] = {}
     for i, passage in enumerate(passages):
-        if not is_vote_record(passage):
+        if not is_vote_passage(passage):
             continue
         n, meeting, _, body = passage_head(passage, i)
-        voters = _listed(body, FOR_RE)
-        if meeting is None or meeting in found or voters is None:
+        if meeting is None or meeting in found:
             continue
-        against = _listed(body, AGAINST_RE) or ""
-        if against.lower() in ("none", ""):
-            against, n_against = "", 0
-        else:
-            groups = [g.group("names") for g in WHO_RE.finditer(against)] or [against]  # "A, who …; and B and C, who …"
-            n_against = sum(len(split_names(names)) for names in groups)
-        found[meeting] = MeetingVote(listed_voters(voters), against, n_against, _listed(body, ABSENT_RE) or "", n)
+        vote = record_of(passage, VoteRecord) or read_vote(body)
+        if vote is not None:
+            found[meeting] = MeetingVote(vote, n)
     return found
 
 
-def _line(label: str, vote: MeetingVote, names: bool) -> str:
-    cite = cite_sources([vote.source])
+def _line(label: str, meeting: MeetingVote, names: bool) -> str:
+    cite, vote = cite_sources([meeting.source]), meeting.vote
     if vote.n_against:
         line = f"{label}: {len(vote.voters)} for, {vote.n_against} against — {vote.against} {cite}"
     else:
@@ -104,8 +98,8 @@ def vote_record_answer(question: str, passages: list[str]) -> str:
     if len(dates) <= FULL_LINES:
         lines = [_line(labels[d], votes[d], who and len(dates) <= 2) for d in dates]
     else:
-        split = [d for d in dates if votes[d].n_against]
-        unanimous = [d for d in dates if not votes[d].n_against]
+        split = [d for d in dates if votes[d].vote.n_against]
+        unanimous = [d for d in dates if not votes[d].vote.n_against]
         lines = [_line(labels[d], votes[d], False) for d in split]
         if unanimous:
             other = "other " if split else ""
@@ -114,16 +108,37 @@ def vote_record_answer(question: str, passages: list[str]) -> str:
                          + ", ".join(f"{labels[d]} {cite_sources([votes[d].source])}" for d in unanimous) + ".")
     if who and len(dates) > 2:
         lines.append(_rotation(dates[0], dates[-1], votes, labels))
-    if DISSENT_RE.search(question) and not any(votes[d].n_against for d in dates):
+    if DISSENT_RE.search(question) and not any(votes[d].vote.n_against for d in dates):
         lines.insert(0, "No dissents.")  # what was asked, before the meetings that show it
     return " ".join(lines)
 
 
 def _rotation(first: str, last: str, votes: dict[str, MeetingVote], labels: dict[str, str]) -> str:
     """Who voted at the last meeting but not the first, and the other way round."""
-    before, after = votes[first].voters, votes[last].voters
+    before, after = votes[first].vote.voters, votes[last].vote.voters
     cite = cite_sources([votes[first].source, votes[last].source])
     joined = [n for n in after if n not in before] or ["nobody"]
     left = [n for n in before if n not in after] or ["nobody"]
     return (f"Voting {in_label(labels[last])} but not {in_label(labels[first])}: {', '.join(joined)}; "
             f"voting {in_label(labels[first])} but not {in_label(labels[last])}: {', '.join(left)} {cite}.")
+
+
+class Votes:
+    """How the Committee voted (module docstring), from the vote records the agent adds to a
+    question about votes; the reader then leaves the records' "Voting for / against" sentences out."""
+
+    name = "votes"
+    needs = f"the passages under the section {VOTE_SECTION!r}"
+
+    def applies(self, frame: QuestionFrame) -> bool:
+        return frame.votes
+
+    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
+        text = vote_record_answer(frame.question, passages)
+        if not text:
+            return None
+        return SkillAnswer(text, [p for p in passages if not is_vote_passage(p)],
+                           said=lambda sentence: bool(VOTE_SENTENCE.match(sentence)))
+
+
+SKILL = Votes()

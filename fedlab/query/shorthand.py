@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from fedlab.lm.rate_path import MONTH_NAMES
+from fedlab.query.lexicon import MONTH_NAMES
 from fedlab.retrieval.dates import MONTH_WORD, month_number
 
 # an abbreviated (or lower-case) month before a day or a year ("Dec 12", "dec 2023", "Dec '23"), or

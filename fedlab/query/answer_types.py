@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from fedlab.index.tokens import stem
-from fedlab.lm.rate_path import MONTH_NAMES, NUMBER_WORDS
+from fedlab.query.lexicon import MONTH_NAMES, NUMBER_WORDS
 
 _WH = re.compile(r"\b(what|which)\b((?:\s+[\w'’-]+){1,8})", re.I)
 # the words that end a "what/which …" phrase: the verb after its head noun, a preposition, punctuation

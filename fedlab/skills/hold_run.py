@@ -5,7 +5,7 @@ A question that asks how long the range was held ("how many meetings did the FOM
 did it hold the range": fedlab.retrieval.events.asks_hold_run) is searched over the run's meetings
 (the event resolver names the meeting that set the range, those that held it and the move that
 ended it). The answer is composed from the decision sentences in the passages (one per meeting,
-fedlab.lm.rate_path.read_decisions): the run is the range the question names, else the one in
+fedlab.skills.rate_path.read_decisions): the run is the range the question names, else the one in
 force after the meeting it dates, else — when the question starts the run at an event or an
 extreme, which the search resolved — the longest run of holds found. The answer names the meeting
 that set the range, counts and lists the meetings that held it, and gives the move that ended the
@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import re
 
-from fedlab.corpus.timeline import bp
-from fedlab.lm.rate_path import (MAX_GAP_DAYS, PassageDecision, bp_text, cite_sources, count_word, days_between,
-                                 in_label, meeting_labels, points_text, range_text, read_decisions)
+from fedlab.facts.timeline import bp
+from fedlab.query.frame import QuestionFrame
 from fedlab.retrieval.events import asks_hold_run, named_range
+from fedlab.skills.base import SkillAnswer
+from fedlab.skills.passages import cite_sources
+from fedlab.skills.rate_path import MAX_GAP_DAYS, PassageDecision, days_between, read_decisions
+from fedlab.skills.wording import bp_text, count_word, in_label, meeting_labels, points_text, range_text
 
 
 # the question says where the run starts, by an event the search resolved ("once the Fed made its
@@ -112,3 +115,21 @@ def hold_run_answer(question: str, passages: list[str], hint=None) -> str | None
         answer += (f" It next moved {in_label(labels[ended.date])}, {verb} the range{by} to "
                    f"{range_text(ended.low, ended.high)} {cite_sources([ended.source])}.")
     return answer
+
+
+class HoldRun:
+    """How long the target range was held (module docstring), from the decision sentences of the
+    retrieved passages."""
+
+    name = "hold_run"
+    needs = "retrieved passages"
+
+    def applies(self, frame: QuestionFrame) -> bool:
+        return frame.hold_run
+
+    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
+        text = hold_run_answer(frame.question, passages, frame.hint)
+        return SkillAnswer(text, passages) if text else None
+
+
+SKILL = HoldRun()

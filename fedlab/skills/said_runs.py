@@ -13,8 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fedlab.lm.rate_path import NUMBER_WORDS, count_word, meeting_labels
+from fedlab.facts.passage import record_of
+from fedlab.query.frame import QuestionFrame
+from fedlab.query.lexicon import NUMBER_WORDS
 from fedlab.retrieval.mentions import SaidPlace, said_in
+from fedlab.skills.base import SkillAnswer
+from fedlab.skills.passages import read_passage
+from fedlab.skills.wording import count_word, meeting_labels
 
 
 @dataclass(frozen=True)
@@ -26,12 +31,13 @@ class SaidPassage:
 
 
 def split_said(passages: list[str], read) -> tuple[list[SaidPassage], list[str]]:
-    """The passages placed in a run, and the others; ``read(passage) -> (source n, meeting date,
-    section, text)`` parses one (the reader's own head parser)."""
+    """The passages placed in a run — the place a passage states (fedlab.facts.passage), or the one
+    its section names — and the others; ``read(passage) -> (source n, meeting date, section, text)``
+    parses one."""
     said, rest = [], []
     for passage in passages:
         n, meeting, section, text = read(passage)
-        place = said_in(section)
+        place = record_of(passage, SaidPlace) or said_in(section)
         if place is None or meeting is None or n is None:
             rest.append(passage)
         else:
@@ -80,3 +86,21 @@ def said_answer(said: list[SaidPassage]) -> str:
         elif dropped is not None:
             out.append(f"The {labels[dropped.meeting_date]} statement no longer did {_cite(dropped.source)}.")
     return " ".join(out)
+
+
+class SaidRuns:
+    """When the statements said something (module docstring), from the passages the agent placed
+    in a run of statements (so it applies whenever it is handed them); those passages are its alone."""
+
+    name = "said_run"
+    needs = "the passages the agent places in a run of statements, each stating its SaidPlace (fedlab.retrieval.mentions)"
+
+    def applies(self, frame: QuestionFrame) -> bool:
+        return True
+
+    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
+        said, rest = split_said(passages, read_passage)
+        return SkillAnswer(said_answer(said), rest)
+
+
+SKILL = SaidRuns()

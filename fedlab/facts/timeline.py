@@ -48,15 +48,15 @@ General rules, not per-date facts:
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, Iterator
+from typing import Iterable
 
 from fedlab.corpus.document import Document
+from fedlab.facts.records import (TIMELINE_VERSION, AdministeredRate, BalanceSheetAction, Decision, Dissent, Meeting,
+                                  RateRange, Span, Timeline)
 from fedlab.corpus.recorded import recorded_meetings
 
-TIMELINE_VERSION = 4
-DIRECTIONS = ("raise", "cut", "hold")
 BALANCE_SHEET_ACTIONS = {
     "reserve_purchases_begun": "purchases of Treasury bills to keep reserves ample (technical, not a stance change)",
     "purchases_begun": "asset purchases begin (holdings to increase by at least $X)",
@@ -81,211 +81,6 @@ ADMINISTERED_RATES = {
         r"(?P<value>\d+(?:\.\d+)?)\s+percent\b", re.I)),
     "primary_credit": ("the primary credit rate", re.compile(r"\bprimary\s+credit\s+rate" + _SETS, re.I)),
 }
-
-# how a question names each rate (the rate, not its facility or program): the notes' own words and
-# the acronyms the corpus defines for them ("interest on excess reserves (IOER)", "overnight reverse
-# repurchase agreement (ON RRP)")
-RATE_NAMES = {
-    "reserves": re.compile(r"\binterest\s+(?:rates?\s+)?(?:paid\s+)?on\s+"
-                           r"(?:required\s+(?:and\s+(?:excess\s+)?)?|excess\s+)?"
-                           r"reserve(?:\s+balance)?s\b|\bIOER\b|\bIORB\b|\bIORR\b", re.I),
-    "on_rrp": re.compile(r"\b(?:ON\s+)?RRP\s+(?:offering\s+)?rate\b|\breverse\s+repo(?:rchase)?\s+(?:agreement\s+)?"
-                         r"(?:offering\s+)?rate\b|\boffering\s+rate\b", re.I),
-    "primary_credit": re.compile(r"\bprimary\s+credit\s+rate\b|\bdiscount\s+rate\b", re.I),
-}
-
-
-def rates_named(text: str) -> list[str]:
-    """The administered rates ``text`` names, in ADMINISTERED_RATES order."""
-    return [rate for rate, pattern in RATE_NAMES.items() if pattern.search(text)]
-
-
-# -- the value types -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Span:
-    """Characters ``start:end`` of document ``doc_id``'s text."""
-
-    doc_id: str
-    start: int
-    end: int
-
-    def text(self, documents: dict[str, Document] | Iterable[Document]) -> str:
-        by_id = documents if isinstance(documents, dict) else {d.doc_id: d for d in documents}
-        return by_id[self.doc_id].text[self.start:self.end]
-
-
-@dataclass
-class RateRange:
-    low: float  # percent
-    high: float
-    span: Span  # where the range is written ("1-1/2 to 1-3/4 percent")
-
-    def label(self) -> str:
-        return f"{self.low:.2f}–{self.high:.2f}"
-
-    def same(self, other: "RateRange | None") -> bool:
-        return other is not None and (self.low, self.high) == (other.low, other.high)
-
-
-@dataclass
-class Dissent:
-    name: str
-    preferred: str  # what the dissenter preferred, as written ("preferred to lower … by 1/4 percentage point …")
-    preferred_direction: str  # raise | cut | hold | other (e.g. forward guidance, balance sheet)
-    preferred_change_bp: int | None  # signed, relative to the range before the meeting, when the text says
-    span: Span  # the names and their clause ("Esther L. George and Eric S. Rosengren, who preferred …")
-
-
-@dataclass
-class BalanceSheetAction:
-    action: str  # a key of BALANCE_SHEET_ACTIONS
-    text: str  # the sentence it was read from
-    span: Span
-
-
-@dataclass
-class Decision:
-    source: str  # "statement" | "minutes" (the statement reproduced in the minutes)
-    via: str  # "decision_sentence" | "directive"
-    sentence: Span  # the decision sentence (or directive sentence)
-    direction: str  # raise | cut | hold
-    direction_span: Span  # the verb it was read from ("lower", "raise", "maintain", …)
-    after: RateRange
-    before: RateRange | None
-    before_source: str | None  # "text" | "previous_meeting" | "stated_change" | None
-    change_bp: int | None  # signed, after − before, in basis points
-    size_bp: int | None  # |change_bp|
-    size_span: Span | None  # "by 1/2 percentage point" when the text states the size, else None (from the ranges)
-    dissents: list[Dissent] = field(default_factory=list)
-    dissent_span: Span | None = None  # the "Voting against …" sentence(s)
-    voters: list[str] = field(default_factory=list)  # who voted for the action, as listed
-    voters_span: Span | None = None  # the "Voting for …" sentence
-    balance_sheet: list[BalanceSheetAction] = field(default_factory=list)
-
-
-@dataclass
-class AdministeredRate:
-    rate: str  # a key of ADMINISTERED_RATES
-    percent: float
-    value: Span  # "2.40 percent"
-    sentence: Span  # the implementation-note sentence that sets it
-
-
-@dataclass
-class Meeting:
-    date: str  # the decision date (= the documents' meeting_date)
-    documents: list[str]  # doc_ids of this date
-    label: str | None  # the calendar's/minutes' label ("January 29-30, 2019")
-    scheduled: bool
-    scheduled_span: Span | None  # the announcement or two-day opening it was read from (None: unscheduled)
-    notation_vote: bool
-    notation_span: Span | None
-    is_decision: bool
-    decision: Decision | None
-    notes: list[str] = field(default_factory=list)  # why not a decision; any inconsistency found
-    administered: list[AdministeredRate] = field(default_factory=list)
-
-    def to_json(self) -> dict:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, row: dict) -> "Meeting":
-        row = dict(row)
-        row["scheduled_span"] = _span(row.get("scheduled_span"))
-        row["notation_span"] = _span(row.get("notation_span"))
-        row["administered"] = [AdministeredRate(**{**x, "value": _span(x["value"]), "sentence": _span(x["sentence"])})
-                               for x in row.get("administered", [])]
-        if row.get("decision") is not None:
-            d = dict(row["decision"])
-            for key in ("sentence", "direction_span", "size_span", "dissent_span", "voters_span"):
-                d[key] = _span(d.get(key))
-            d["after"] = _range(d["after"])
-            d["before"] = _range(d.get("before"))
-            d["dissents"] = [Dissent(**{**x, "span": _span(x["span"])}) for x in d.get("dissents", [])]
-            d["balance_sheet"] = [BalanceSheetAction(**{**x, "span": _span(x["span"])})
-                                  for x in d.get("balance_sheet", [])]
-            row["decision"] = Decision(**d)
-        return cls(**row)
-
-
-def _span(obj: dict | None) -> Span | None:
-    return Span(**obj) if obj else None
-
-
-def _range(obj: dict | None) -> RateRange | None:
-    return RateRange(obj["low"], obj["high"], Span(**obj["span"])) if obj else None
-
-
-@dataclass
-class Timeline:
-    """Meetings in date order."""
-
-    meetings: list[Meeting]
-
-    def __iter__(self) -> Iterator[Meeting]:
-        return iter(self.meetings)
-
-    def __len__(self) -> int:
-        return len(self.meetings)
-
-    def __getitem__(self, i):
-        return self.meetings[i]
-
-    def by_date(self, date: str) -> Meeting | None:
-        for m in self.meetings:
-            if m.date == date:
-                return m
-        return None
-
-    def decisions(self, direction: str | None = None, scheduled: bool | None = None) -> list[Meeting]:
-        """Meetings with a policy decision, optionally of one direction (raise/cut/hold) and
-        only scheduled (True) or unscheduled (False) ones."""
-        if direction is not None and direction not in DIRECTIONS:
-            raise ValueError(f"direction must be one of {', '.join(DIRECTIONS)}, not {direction!r}")
-        return [m for m in self.meetings if m.decision is not None
-                and (direction is None or m.decision.direction == direction)
-                and (scheduled is None or m.scheduled == scheduled)]
-
-    def dissents_named(self, text: str, lo: str | None = None, hi: str | None = None) -> list[tuple[Meeting, Dissent]]:
-        """The dissents at meetings dated ``lo``..``hi`` (None: open) by a member ``text`` names by
-        surname ("Why did Bullard dissent …", "Bullard's dissent" name James Bullard)."""
-        words = set(re.findall(r"[A-Z][A-Za-z-]+", text))
-        return [(m, x) for m in self.meetings if m.decision is not None and (lo is None or m.date >= lo)
-                and (hi is None or m.date <= hi) for x in m.decision.dissents
-                if x.name.split()[-1].removesuffix(".") in words]
-
-    def administered(self, rate: str) -> list[tuple[Meeting, AdministeredRate]]:
-        """Each meeting that states ``rate`` (a key of ADMINISTERED_RATES), with the value it set."""
-        return [(m, a) for m in self.meetings for a in m.administered if a.rate == rate]
-
-    def coverage(self) -> tuple[str, str] | None:
-        """(first, last) meeting date, or None for an empty timeline."""
-        return (self.meetings[0].date, self.meetings[-1].date) if self.meetings else None
-
-    def counts(self) -> dict[str, int]:
-        decisions = self.decisions()
-        return {
-            "meetings": len(self.meetings),
-            "scheduled": sum(m.scheduled for m in self.meetings),
-            "decisions": len(decisions),
-            "raise": sum(m.decision.direction == "raise" for m in decisions),
-            "cut": sum(m.decision.direction == "cut" for m in decisions),
-            "hold": sum(m.decision.direction == "hold" for m in decisions),
-            "dissents": sum(len(m.decision.dissents) for m in decisions),
-            "balance_sheet_actions": sum(len(m.decision.balance_sheet) for m in decisions),
-            "not_decisions": sum(not m.is_decision for m in self.meetings),
-            **{f"administered.{rate}": len(self.administered(rate)) for rate in ADMINISTERED_RATES},
-        }
-
-    def to_json(self) -> dict:
-        return {"version": TIMELINE_VERSION, "counts": self.counts(), "meetings": [m.to_json() for m in self.meetings]}
-
-    @classmethod
-    def from_json(cls, obj: dict) -> "Timeline":
-        return cls([Meeting.from_json(m) for m in obj["meetings"]])
-
 
 # -- numbers and ranges ----------------------------------------------------------------------------
 
@@ -501,17 +296,7 @@ def find_dissents(doc: Document, region: tuple[int, int],
     return dissents, Span(doc.doc_id, m.start(), last_end)
 
 
-VOTE_SECTION = "Vote record"  # the section an agent gives a meeting's vote passage (fedlab.lm.vote_record reads it)
-VOTE_WORDS_RE = re.compile(r"\b(?:vot(?:e|es|ed|ing|ers?)|dissent\w*|unanim\w*|abstain\w*)\b", re.I)
-NOTATION_VOTE_RE = re.compile(r"\bnotation\s+votes?\b", re.I)
-
-
-def asks_about_votes(question: str) -> bool:
-    """Whether ``question`` asks about how members voted (votes, dissents, unanimity) — a decision
-    taken by notation vote is about what was decided, not the vote."""
-    return bool(VOTE_WORDS_RE.search(NOTATION_VOTE_RE.sub("", question)))
-
-
+VOTE_SECTION = "Vote record"  # the section an agent gives a meeting's vote passage (the votes skill reads it)
 FOR_RE = re.compile(r"Voting for (?:the|this) (?:FOMC )?(?:monetary policy )?action(?:\s+(?:were|was))?\s*:?\s*")
 TITLE_RE = re.compile(r",\s+(?:Vice\s+)?Chair(?:man|woman)?\s*[;,]?")  # "Jerome H. Powell, Chair;" ("Chair," once)
 
@@ -622,23 +407,10 @@ def find_balance_sheet(doc: Document, region: tuple[int, int], state: _BalanceSh
     return list(found.values())
 
 
-BALANCE_SHEET_SECTION = "Balance-sheet action"  # the section an agent gives an action's passage (fedlab.lm.balance_sheet_record)
-# how a question names the balance sheet or its instruments: the statements' words and the usual names
-BALANCE_SHEET_WORDS_RE = re.compile(
-    r"\bbalance[\s-]+sheet\b|\bholdings\b|\bSOMA\b|\brun-?off\b|\broll-?off\b|\bredemptions?\b|\breinvest\w*"
-    r"|\btaper\w*|\bquantitative\s+(?:easing|tightening)\b|\bQ[ET]\b"
-    r"|\b(?:asset|securities|bond|Treasury|MBS|bill)\s+(?:purchases|purchasing|buying)\b"
-    r"|\bpurchas\w*\s+(?:of\s+)?(?:Treasur\w*|agency|MBS|mortgage|securities|assets|bonds|bills)\b"
-    r"|\bnet\s+purchases\b", re.I)
+BALANCE_SHEET_SECTION = "Balance-sheet action"  # the section an agent gives an action's passage (fedlab.skills.balance_sheet)
 # a sentence that details an action (what the Committee buys or lets run off each month, the caps,
 # the reinvestments): an amount of holdings, purchases or redemptions, or a reinvestment
 DETAIL_RE = re.compile(r"\b(?:holdings|purchases|redemption\s+caps?)\b[^.]*\$\d|\breinvest\w*", re.I)
-
-
-def asks_about_balance_sheet(question: str) -> bool:
-    """Whether ``question`` names the balance sheet, its runoff or the asset purchases (QE, QT,
-    taper, holdings, redemption caps, reinvestment)."""
-    return bool(BALANCE_SHEET_WORDS_RE.search(question))
 
 
 def balance_sheet_span(doc: Document, action: BalanceSheetAction) -> Span:

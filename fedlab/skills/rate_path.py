@@ -8,7 +8,7 @@ takes the same verbs: purchases, runoff, projections, votes, guidance, language,
 that asks to *count* ("how many times / hikes / cuts", "how much … in total", "over how many
 meetings"), for the *path* ("how did the target range / rates change / move / evolve", "what
 happened to …", "did … ever move", or a request for an account of it with no question word of
-its own, "walk me through the target range over 2019": fedlab.lm.request) or *which* moves there
+its own, "walk me through the target range over 2019": fedlab.query.request) or *which* moves there
 were ("which increases / cuts …", "when did … raise / lower …"), or *whether* it moved ("between
 A and B, did the FOMC change / raise / cut …?": the path answer opened with "Yes." when a move the
 verb names is found, "No." when none is and no meeting may be missing), the answer is composed
@@ -16,7 +16,7 @@ from the decision sentences in the passages, not picked from them:
 
 * every passage is scanned for the statements' decision sentence ("… decided to raise / lower /
   maintain / keep the target range for the federal funds rate [by N] [from X] to / at Y
-  percent", fedlab.corpus.timeline.DECISION_RE) and, failing that, the directive ("… to
+  percent", fedlab.facts.timeline.DECISION_RE) and, failing that, the directive ("… to
   maintain the federal funds rate in a target range of Y percent"); a passage's meeting is the
   date in its head, unless the minutes reproduce another meeting's statement ("the statement
   below for release … on March 3, 2020") before the sentence;
@@ -47,118 +47,22 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from fedlab.corpus.timeline import DECISION_RE, DIRECTIVE_RE, VERB_DIRECTION, bp, parse_number, size_bp
-from fedlab.lm.request import asks_for_account, split_request
-from fedlab.retrieval.types import MULTI_MEETING_SCOPES
+from fedlab.facts.timeline import DECISION_RE, DIRECTIVE_RE, VERB_DIRECTION, bp, parse_number, size_bp
+from fedlab.query.frame import QuestionFrame
+from fedlab.query.lexicon import MONTH_NAMES
+from fedlab.query.rate_path import YES_NO, asked_size, asks_rate_path
+from fedlab.skills.base import SkillAnswer
+from fedlab.skills.passages import cite_sources, passage_head
+from fedlab.skills.wording import bp_text, count_word, in_label, meeting_labels, points_text, range_text, times_text
 
 MAX_GAP_DAYS = 63  # scheduled meetings are at most eight weeks apart (56 days in 2019-2025)
-MONTH_NAMES = ("January February March April May June July August September October November "
-               "December").split()
-NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-                "fifteen sixteen seventeen eighteen nineteen twenty").split()
 
-PASSAGE_HEAD = re.compile(r"^\[Source (\d+)\]([^\n]*)\n?")
-HEAD_DATE = re.compile(r",\s*(\d{4}-\d{2}-\d{2})(?=\s*(?:,|$))")
 # the minutes reproduce a statement of another (unscheduled) meeting: "approval of the statement
 # below for release at 10:00 a.m. on March 3, 2020"
 RELEASED_ON = re.compile(
     rf"statement\s+below\s+for\s+release\b[^\"“\n]{{0,80}}?\bon\s+(?P<m>{'|'.join(MONTH_NAMES)})\s+"
     r"(?P<d>\d{1,2}),\s+(?P<y>\d{4})", re.I)
 
-# -- what the question asks ------------------------------------------------------------------------
-
-_FFR = re.compile(
-    r"\bfed(?:eral)?\s+funds\b|\btarget\s+range\b|\bpolicy\s+rates?\b"
-    r"|\brates?\s+(?:hikes?|increases?|cuts?|reductions?|moves?|changes?|decisions?)\b"
-    r"|\b(?:rais\w*|hik\w*|cut\w*|lower\w*|reduc\w*|increas\w*|mov\w*|chang\w*|adjust\w*|set)\s+"
-    r"(?:interest\s+|policy\s+)?rates\b"
-    r"|\b(?:interest\s+)?rates\b|\bhikes?\b|\bcuts\b", re.I)
-# the moves named by their stance ("how much easing did the FOMC deliver", "how much did the Fed
-# tighten"): the Committee's, not the markets' or the balance sheet's ("quantitative tightening",
-# "tightening of financial conditions", "the labor market tightened")
-_STANCE_MOVE = re.compile(
-    r"\b(?:(?:policy|monetary(?:\s+policy)?)\s+)?(?:easing|tightening|firming|loosening)\b"
-    r"|\b(?:fed|fomc|committee|federal\s+reserve|it|they)\s+(?:\w+\s+){0,2}?(?:tighten(?:ed)?|eased?|loosen(?:ed)?)\b",
-    re.I)
-_NOT_POLICY_STANCE = re.compile(r"\blabou?r\s+market\b|\bfinancial\b|\bcredit\b|\bconditions\b|\blending\b"
-                                r"|\bstandards\b|\bsupply\b|\bquantitative\b", re.I)
-# a rate other than the federal funds rate
-OTHER_RATE = re.compile(
-    r"\bprimary\s+credit\b|\bdiscount\s+rate\b|\breserve\s+balances\b|\b(?:rates?|interest)\s+on\s+"
-    r"(?:excess\s+|required\s+)?reserves\b|\bIOER\b|\bIORB\b|\breverse\s+repo\b|\bRRP\b|\boffering\s+rate\b"
-    r"|\brepo\s+(?:rate|facility|operations?)\b|\bunemployment\s+rate\b|\byields?\b"
-    r"|\b(?:market|treasury|mortgage|bond|long(?:er)?[\s-]term|short[\s-]term|real|neutral)\s+(?:interest\s+)?rates?\b",
-    re.I)
-# another rate, or another subject that takes the same verbs
-_OTHER_SUBJECT = re.compile(
-    OTHER_RATE.pattern
-    + r"|\bpurchases?\b|\brunoff\b|\bbalance\s+sheet\b|\bholdings\b|\bprojections?\b|\bdots?\b|\bdot\s+plot\b"
-    r"|\bparticipants?\b|\bdissent\w*|\bvot(?:e|es|ed|ing|ers?)\b|\bexpect\w*|\bguidance\b|\blanguage\b"
-    r"|\bwording\b|\bsentence\b|\bdescri\w+|\bcharacteri\w+|\bconditions?\b|\bcriteri\w+|\bthresholds?\b",
-    re.I)
-_COUNT = re.compile(r"\bhow\s+(?:many|much|often|large|big)\b|\bnumber\s+of\b|\bin\s+total\b|\btotal\b"
-                    r"|\bcumulative\w*|\baltogether\b|\bcombined\b", re.I)
-_PATH = re.compile(
-    # "how did the target range change", and as an indirect question: "tell me how rates moved"
-    r"\bhow\b(?:\s+(?:did|has|have|had|was|were|does|do)\b)?[^?]*\b(?:chang\w*|mov\w*|evolv\w*|shift\w*|develop\w*"
-    r"|progress\w*|go|gone|went|adjust\w*|rise|rose|risen|fall|fell|fallen|climb\w*|declin\w*)\b"
-    r"|\bwhat\s+happened\s+to\b|\bpath\b|\btrajectory\b|\bsequence\b|\bcourse\s+of\s+(?:the\s+)?(?:target|rates?)\b"
-    r"|\bever\s+(?:move|change|raise|lower|cut|hike|adjust|increase|reduce)\b", re.I)
-_WHICH = re.compile(
-    r"\bwhich\s+(?:(?:rate|policy)\s+)?(?:hikes?|increases?|cuts?|reductions?|decreases?|moves?|changes?"
-    r"|meetings?|decisions?)\b"
-    r"|\bwhen\s+(?:did|was|were)\b[^?]*\b(?:rais\w*|hik\w*|cut|lower\w*|reduc\w*|increas\w*|mov\w*)\b", re.I)
-# a yes/no question: "did the Committee change the target range between A and B?", "between A and B, did
-# the FOMC raise rates?"; the verb says which moves answer yes
-_YES_NO = re.compile(
-    r"(?:^|[,;:]\s*)(?:did|has|have|had)\b[^?]*?\b(?:(?P<raise>rais\w*|hik\w*|increas\w*|tighten\w*)"
-    r"|(?P<cut>cut|cuts|cutting|lower\w*|reduc\w*|decreas\w*|eas(?:e|ed|ing))"
-    r"|chang\w*|mov\w*|adjust\w*|alter\w*)\b", re.I)
-
-
-_ASKED_SIZE = re.compile(
-    r"(?P<bp>\d+)[\s-]*(?:basis[\s-]+points?|bps?)\b"
-    r"|(?P<pp>\d+(?:[-\s]\d/\d)?|\d/\d|\d*\.\d+)[\s-]*percentage[\s-]+points?\b"
-    r"|\b(?:one[\s-]|a\s+)?(?P<word>quarter|half|three[\s-]quarters?)[\s-]+(?:of\s+)?(?:a\s+)?"
-    r"(?:percentage[\s-]+)?points?\b", re.I)
-_SIZE_WORDS = {"quarter": 25, "half": 50, "three": 75}
-
-
-def asked_size(question: str) -> int | None:
-    """The size of move the question names, in basis points ("50 basis points", "1/2 percentage
-    point", "half-point"), else None."""
-    m = _ASKED_SIZE.search(question)
-    if m is None:
-        return None
-    if m.group("bp"):
-        return int(m.group("bp"))
-    if m.group("pp"):
-        return size_bp(m.group("pp").replace(" ", "-"), "percentage point")
-    return _SIZE_WORDS[m.group("word").lower().split()[0].split("-")[0]]
-
-
-def asks_rate_path(question: str, hint=None) -> str | None:
-    """"count", "path" or "which" when the question is a rate-path question (module docstring),
-    else None. ``hint`` is the question's parsed DateHint (parsed here when not given)."""
-    if hint is None:
-        from fedlab.retrieval.dates import parse_date_hint
-
-        hint = parse_date_hint(question)
-    if hint is None or hint.scope not in MULTI_MEETING_SCOPES:
-        return None
-    asked = split_request(question)[1]  # "describe the 2019 cuts": the request is no subject
-    stance = _STANCE_MOVE.search(asked) and not _NOT_POLICY_STANCE.search(asked)
-    if not (_FFR.search(asked) or stance) or _OTHER_SUBJECT.search(asked):
-        return None
-    if _COUNT.search(question):
-        return "count"
-    if _WHICH.search(question):
-        return "which"
-    if _YES_NO.search(question):
-        return "yes_no"
-    if _PATH.search(question) or asks_for_account(question):
-        return "path"
-    return None
 
 # -- the decisions in the passages -----------------------------------------------------------------
 
@@ -175,21 +79,6 @@ class PassageDecision:
     high: float
     stated_bp: int | None  # "by N" in the sentence
     stated_from: tuple[float, float] | None  # "from X" in the sentence
-
-
-def passage_head(passage: str, i: int) -> tuple[int, str | None, str, str]:
-    """(source number, meeting date, head text, body) of a formatted passage."""
-    m = PASSAGE_HEAD.match(passage)
-    if not m:
-        return i + 1, None, "", passage
-    d = HEAD_DATE.search(m.group(2))
-    return int(m.group(1)), d.group(1) if d else None, m.group(2), passage[m.end():]
-
-
-def in_section(passage: str, section: str) -> bool:
-    """Whether a formatted passage's head names ``section`` last (the section an agent gives the
-    passages it composes: a vote record, a balance-sheet action)."""
-    return passage_head(passage, 0)[2].rstrip().endswith(f", {section}")
 
 
 def _released_on(text: str, before: int) -> str | None:
@@ -233,67 +122,6 @@ def read_decisions(passages: list[str]) -> list[PassageDecision]:
     return sorted(found.values(), key=lambda d: d.date)
 
 # -- writing it ------------------------------------------------------------------------------------
-
-
-def fraction(value: float) -> str:
-    """A rate in the statements' notation: 0.25 -> "1/4", 4.25 -> "4-1/4", 5.0 -> "5"."""
-    quarters = round(value * 4)
-    if abs(quarters / 4 - value) > 1e-9 or value < 0:
-        return f"{value:g}"
-    whole, rest = divmod(quarters, 4)
-    frac = {0: "", 1: "1/4", 2: "1/2", 3: "3/4"}[rest]
-    if not frac:
-        return str(whole)
-    return f"{whole}-{frac}" if whole else frac
-
-
-def range_text(low: float, high: float) -> str:
-    return f"{fraction(low)} to {fraction(high)} percent"
-
-
-def points_text(size: int) -> str:
-    """Basis points as percentage points: 25 -> "1/4 percentage point", 425 -> "4-1/4 percentage points"."""
-    value = size / 100
-    text = fraction(value) if abs(round(value * 4) - value * 4) < 1e-9 else f"{value:g}"
-    return f"{text} percentage point{'s' if value > 1 else ''}"
-
-
-def bp_text(size: int) -> str:
-    return f"{size} basis point{'s' if size != 1 else ''}"
-
-
-def times_text(n: int) -> str:
-    return f"{count_word(n)} time{'s' if n != 1 else ''}"
-
-
-def count_word(n: int) -> str:
-    return NUMBER_WORDS[n] if n < len(NUMBER_WORDS) else str(n)
-
-
-def _month_label(iso: str, shared: bool) -> str:
-    d = date.fromisoformat(iso)
-    return f"{MONTH_NAMES[d.month - 1]} {d.day}, {d.year}" if shared else f"{MONTH_NAMES[d.month - 1]} {d.year}"
-
-
-_LABEL = rf"(?:{'|'.join(MONTH_NAMES)})(?: \d{{1,2}},)? \d{{4}}"
-# the meeting labels an answer's sentences open with ("March 2022: ", "June 2022 and July 2022: ")
-MEETING_LABELS = re.compile(rf"(^|\]\s+){_LABEL}(?:(?:, | and ){_LABEL})*:\s+")
-
-
-def meeting_labels(dates: list[str]) -> dict[str, str]:
-    """"March 2022" for each meeting date; "March 3, 2020" when two meetings share a month."""
-    months = [d[:7] for d in dates]
-    return {d: _month_label(d, months.count(d[:7]) > 1) for d in dates}
-
-
-def in_label(label: str) -> str:
-    """The label after its preposition: "on March 3, 2020" (a day), "in March 2020" (a month)."""
-    return f"on {label}" if "," in label else f"in {label}"
-
-
-def cite_sources(sources: list[int]) -> str:
-    unique = list(dict.fromkeys(sources))
-    return "[" + ", ".join(f"Source {n}" for n in unique) + "]"
 
 
 @dataclass
@@ -384,7 +212,7 @@ def _yes_no(question: str, hint, steps: list[Step], complete: bool) -> str:
     from the event)."""
     if hint is None or hint.date_from is None:
         return ""
-    m = _YES_NO.search(question)
+    m = YES_NO.search(question)
     asked = {"raise"} if m and m.group("raise") else {"cut"} if m and m.group("cut") else {"raise", "cut"}
     moved = any(s.direction in asked for s in steps)
     return "Yes. " if moved else "No. " if complete else ""
@@ -491,3 +319,21 @@ def _compose(question: str, hint, kind: str, steps: list[Step], complete: bool, 
     if not clauses:
         return summary
     return summary + " " + "; ".join(clauses) + "."
+
+
+class RatePath:
+    """The federal funds target range over several meetings (module docstring), from the decision
+    sentences of the retrieved passages."""
+
+    name = "rate_path"
+    needs = "retrieved passages"
+
+    def applies(self, frame: QuestionFrame) -> bool:
+        return frame.rate_path is not None
+
+    def answer(self, frame: QuestionFrame, passages: list[str]) -> SkillAnswer | None:
+        text = rate_path_answer(frame.question, passages, kind=frame.rate_path, hint=frame.hint)
+        return SkillAnswer(text, passages) if text else None
+
+
+SKILL = RatePath()

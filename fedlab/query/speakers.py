@@ -3,7 +3,7 @@ financial conditions, its outlook) and the markets' (the Desk's report, its surv
 market participants) in sections of their own, and in sentences naming them as the speaker; the
 Committee's participants speak elsewhere. A question about what the participants thought is
 answered from what they said: the extractive reader weighs the others' sentences down
-(lm.report_weight; fedlab.lm.extractive)."""
+(lm.report_weight; fedlab.skills.reader)."""
 from __future__ import annotations
 
 import re
