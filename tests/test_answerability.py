@@ -106,7 +106,7 @@ def test_evidence_features_weigh_rare_terms_and_check_doc_types():
 
 
 LATER_FEATURES = (SIMILARITY_FEATURE, "answer_missing_idf", COMPOSED_FEATURE)  # drawn from their own stream, in this order
-LATEST_FEATURES = (RUN_FEATURE,)  # and since stop 56 from a third: the earlier draws stay as they were
+LATEST_FEATURES = (RUN_FEATURE,)  # and, added after them, from a third: the earlier draws stay as they were
 
 
 def _rows(n: int = 240, seed: int = 0) -> list[Row]:
