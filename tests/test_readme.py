@@ -21,7 +21,8 @@ MAX_README_LINES = 300
 
 def _code(text: str) -> str:
     """The text of every code span and fenced block: where commands are written."""
-    fenced = re.findall(r"```[^\n]*\n(.*?)```", text, flags=re.S)
+    fenced = [body for lang, body in re.findall(r"```([^\n]*)\n(.*?)```", text, flags=re.S)
+              if lang.strip() in ("", "bash", "sh", "shell", "console")]  # not ```text (prose kept verbatim)
     spans = re.findall(r"`([^`\n]+)`", re.sub(r"```.*?```", "", text, flags=re.S))
     return "\n".join(fenced + spans)
 
