@@ -186,3 +186,17 @@ def test_the_results_box_refuses_in_one_line(tmp_path):
     assert no_marks.returncode == 2 and "results:start" in no_marks.stderr
     assert len(no_marks.stderr.strip().splitlines()) == 1
     assert readme.read_text(encoding="utf-8") == "# no markers here\n"
+
+
+def test_every_docs_page_the_code_and_configs_name_exists():
+    """Docstrings and YAML comments point at their docs page (and section): those must exist too."""
+    broken = []
+    for path in [*sorted((ROOT / "fedlab").rglob("*.py")), *sorted((ROOT / "conf").rglob("*.yaml"))]:
+        for ref in re.findall(r"\b(docs/[\w./-]+\.md)(?:#([\w-]+))?", path.read_text(encoding="utf-8")):
+            page, anchor = ROOT / ref[0], ref[1]
+            where = f"{path.relative_to(ROOT)}: {ref[0]}{'#' + anchor if anchor else ''}"
+            if not page.exists():
+                broken.append(f"{where}: no such page")
+            elif anchor and anchor not in _anchors(page):
+                broken.append(f"{where}: no such heading")
+    assert not broken, "\n".join(broken)

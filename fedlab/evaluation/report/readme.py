@@ -3,7 +3,7 @@
 ``results_block(data)`` renders report.json's per-role pooled measures (answer accuracy, false
 abstention, abstention accuracy, recall@10, ECE, each with its 95% interval) and the report's git
 commit and date; ``update_readme`` replaces only the text between ``MARK_START`` and ``MARK_END``
-in README.md, atomically. Nothing else writes README.md. See docs/metrics.md (the report).
+in README.md, atomically. Nothing else writes README.md. The report: docs/datasets-and-protocol.md.
 """
 from __future__ import annotations
 
@@ -36,10 +36,12 @@ def load_report(path: Path) -> dict:
 
 def results_block(data: dict) -> str:
     """The box's markdown: one row per role pooled over its sets, in dev, heldout, test, train order."""
-    roles = sorted(data["pools"], key=lambda r: (ROLE_ORDER.index(r) if r in ROLE_ORDER else len(ROLE_ORDER), r))
+    rank = {role: i for i, role in enumerate(ROLE_ORDER)}
+    roles = sorted(data["pools"], key=lambda r: (rank.get(r, len(ROLE_ORDER)), r))
     lines = [f"`{data['config']}` config, report of {str(data['created'])[:10]} at commit "
              f"`{str(data['git_commit'])[:7]}`; each measure pooled over the role's question sets, "
-             "with its 95% bootstrap interval ([how to read it](docs/metrics.md)).", "",
+             "with its 95% bootstrap interval ([the report](docs/datasets-and-protocol.md), "
+             "[the measures](docs/metrics.md)).", "",
              "| role | sets | questions | " + " | ".join(label for _, label in BOX) + " |",
              "|---|---|---:|" + "---:|" * len(BOX)]
     for role in roles:
