@@ -41,7 +41,7 @@ def _makefile_targets() -> set[str]:
 
 def _slug(heading: str) -> str:
     """GitHub's anchor for a heading: lower case, punctuation dropped, spaces as hyphens."""
-    text = re.sub(r"[`*_]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", heading.strip()).lower()
+    text = re.sub(r"[`*]|\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) or "", heading.strip()).lower()
     return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
 
 
@@ -76,6 +76,7 @@ def test_the_extraction_finds_commands_targets_and_links():
     assert _modules(text) == ["fedlab.ask"]
     assert _make_targets(text) == ["sweep"]
     assert _slug("Is a `difference` real?") == "is-a-difference-real"
+    assert _slug("Design notes: `fedlab/agent/answerability_fit.py`") == "design-notes-fedlabagentanswerability_fitpy"
 
 
 @pytest.mark.parametrize("module", _modules(README.read_text(encoding="utf-8")))

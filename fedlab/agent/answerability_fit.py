@@ -1,6 +1,6 @@
 """Fit the agent's answerability model (fedlab.agent.answerability) from one split's rows.
 
-Contract and design notes: docs/answerability.md#design-notes-fedlabagentanswerabilityfitpy.
+Contract and design notes: docs/answerability.md#design-notes-fedlabagentanswerability_fitpy.
 """
 from __future__ import annotations
 

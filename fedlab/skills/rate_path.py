@@ -1,6 +1,6 @@
 """Rate-path answers: the federal funds target range over several meetings, read from the passages.
 
-Contract and design notes: docs/skills/rate_path.md#design-notes-fedlabskillsratepathpy.
+Contract and design notes: docs/skills/rate_path.md#design-notes-fedlabskillsrate_pathpy.
 """
 from __future__ import annotations
 
