@@ -255,3 +255,26 @@ def test_pipeline_names_an_unknown_second_embedder(lexical, tmp_path):
     cfg = OmegaConf.create({"retriever": {"second_dense": "nope"}, "index": {"_target_": "fedlab.index.exact.ExactIndex"}})
     with pytest.raises(FedlabError, match="not an embedder: use one of .*e5_small"):
         second_dense(cfg, chunks, ArtifactCache(tmp_path), progress=False)
+
+
+def test_pipeline_builds_the_second_dense_side_through_the_cache(lexical, tmp_path):
+    """A real second embedder (the packaged ONNX paraphrase-MiniLM-L3) over the same chunks: its
+    vectors and index come from the cache the second time, and its dense side answers a query."""
+    from fedlab.cache import ArtifactCache
+    from fedlab.pipeline import second_dense
+
+    chunks, bm25 = lexical
+    cfg = OmegaConf.create({"retriever": {"second_dense": "paraphrase_minilm_l3"},
+                            "index": {"_target_": "fedlab.index.exact.ExactIndex"}})
+    embedder, index = second_dense(cfg, chunks, ArtifactCache(tmp_path), progress=False)
+    assert index.n == len(chunks)
+    def stored():  # the cached vector files and their inodes: a rebuild would replace them
+        return sorted((str(p), p.stat().st_ino) for p in (tmp_path / "embeddings").rglob("vectors.npy"))
+
+    first = stored()
+    again_embedder, again = second_dense(cfg, chunks, ArtifactCache(tmp_path), progress=False)
+    assert len(first) == 1 and stored() == first
+    r = build_retriever("hybrid", chunks=chunks, embedder=embedder, index=index, bm25=bm25,
+                        second_dense="paraphrase_minilm_l3", second=(again_embedder, again), date_aware=False)
+    hits = r.search("tightening of policy", k=3).hits
+    assert hits[0].chunk.text in TOPIC and "dense2" in hits[0].sources
