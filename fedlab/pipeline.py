@@ -20,7 +20,8 @@ from fedlab import io, memo
 from fedlab.cache import MANIFEST, ArtifactCache, content_key, texts_key
 from fedlab.chunking.chunk import Chunk
 from fedlab.chunking.factory import instantiate_chunker
-from fedlab.config import instantiate_group
+from fedlab.config import group_configs, instantiate_group
+from fedlab.errors import FedlabError
 from fedlab.corpus.snapshot import Corpus, load_corpus
 
 log = logging.getLogger(__name__)
@@ -413,6 +414,22 @@ def question_embedder(cfg: DictConfig, cache: ArtifactCache | None = None) -> Qu
     return QueryCachingEmbedder(shared_embedder(cfg.embedder), cache or ArtifactCache(cfg.paths.cache_dir))
 
 
+def second_dense(cfg: DictConfig, chunks: list[Chunk], cache: ArtifactCache, progress: bool):
+    """(query embedder, vector index) of ``retriever.second_dense`` (a conf/embedder choice, e.g.
+    e5_small) over the very chunks of the first embedder, vectors and index through the cache.
+    Its builds are timed in a BuildInfo of their own (the run's reports the first embedder's)."""
+    name = cfg.retriever.second_dense
+    choices = group_configs("embedder")
+    if name not in choices:
+        raise FedlabError(f"retriever.second_dense={name!r} is not an embedder: use one of {', '.join(choices)}")
+    node = OmegaConf.create(choices[name])
+    embedder = shared_embedder(node)
+    info = BuildInfo()
+    vectors = embed_chunks(chunks, embedder, cache, info, progress)
+    index = build_vector_index(instantiate_group(cfg.index, "index"), vectors, chunks, cache, info)
+    return QueryCachingEmbedder(embedder, cache), index
+
+
 def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress: bool = True) -> Pipeline:
     """Everything ``cfg`` names — corpus, chunker, embedder, index, bm25, retriever, reranker."""
     cache = cache or ArtifactCache(cfg.paths.cache_dir)
@@ -439,8 +456,13 @@ def build_pipeline(cfg: DictConfig, cache: ArtifactCache | None = None, progress
         timeline = load_timeline(corpus, cache, info)
     query_embedder = question_embedder(cfg, cache)  # loads its model on the first question
     dense_embedder = query_embedder if kind in DENSE_KINDS else None
+    extra = {}
+    if vectors is not None and (cfg.retriever.get("rocchio") or {}).get("enabled"):
+        extra["vectors"] = vectors
+    if cfg.retriever.get("second_dense") and kind in DENSE_KINDS:
+        extra["second"] = second_dense(cfg, chunks, cache, progress)
     retriever = make_retriever(chunks=chunks, embedder=dense_embedder, index=index, bm25=bm25, reranker=reranker,
-                               timeline=timeline)
+                               timeline=timeline, **extra)
     return Pipeline(corpus, chunks, retriever, dense_embedder, info, question_embedder=query_embedder,
                     chunk_vectors=vectors)
 

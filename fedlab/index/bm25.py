@@ -15,7 +15,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Mapping, Sequence
 
 import numpy as np
 from rank_bm25 import BM25L, BM25Okapi, BM25Plus
@@ -125,19 +125,58 @@ class BM25Index(FilterableRows):
         """rank-bm25's ``get_scores(terms)``: its formula for this variant, term by term in the
         same order on the same arrays, so the same floats (tests/test_bm25.py checks equality);
         only each term's frequency array comes from the postings."""
-        bm, doc_len = self._bm25, self._doc_len
-        norm = 1 - bm.b + bm.b * doc_len / bm.avgdl
+        bm = self._bm25
+        norm = 1 - bm.b + bm.b * self._doc_len / bm.avgdl
         score = np.zeros(bm.corpus_size)
         for q in terms:
-            q_freq, idf = self._term_freqs(q), (bm.idf.get(q) or 0)
-            if self.variant == "okapi":
-                score += idf * (q_freq * (bm.k1 + 1) / (q_freq + bm.k1 * norm))
-            elif self.variant == "plus":
-                score += idf * (bm.delta + (q_freq * (bm.k1 + 1)) / (bm.k1 * norm + q_freq))
-            else:  # l
-                ctd = q_freq / norm
-                score += idf * q_freq * (bm.k1 + 1) * (ctd + bm.delta) / (bm.k1 + ctd + bm.delta)
+            score += self._term_score(q, norm)
         return score
+
+    def _term_score(self, q: str, norm: np.ndarray) -> np.ndarray:
+        """One query term's BM25 contribution to every document (``norm``: the length normaliser)."""
+        bm = self._bm25
+        q_freq, idf = self._term_freqs(q), (bm.idf.get(q) or 0)
+        if self.variant == "okapi":
+            return idf * (q_freq * (bm.k1 + 1) / (q_freq + bm.k1 * norm))
+        if self.variant == "plus":
+            return idf * (bm.delta + (q_freq * (bm.k1 + 1)) / (bm.k1 * norm + q_freq))
+        ctd = q_freq / norm  # l
+        return idf * q_freq * (bm.k1 + 1) * (ctd + bm.delta) / (bm.k1 + ctd + bm.delta)
+
+    def weighted_scores(self, weights: Mapping[str, float]) -> np.ndarray:
+        """sum over terms t of weights[t] * BM25(t, d): a query whose terms carry weights (a
+        Lucene query of boosted term clauses, as Anserini's RM3 issues). Terms are index tokens."""
+        bm = self._bm25
+        norm = 1 - bm.b + bm.b * self._doc_len / bm.avgdl
+        score = np.zeros(bm.corpus_size)
+        for q, w in weights.items():
+            if q in self._postings:
+                score += float(w) * self._term_score(q, norm)
+        return score
+
+    def search_weighted(self, weights: Mapping[str, float], k: int, flt: MetadataFilter | None = None) -> Pairs:
+        """``search`` for a weighted query of index tokens: only documents holding a term."""
+        if self._bm25 is None:
+            raise FedlabError("bm25 index is empty: build() or load() it before searching")
+        lists = [self._postings[t] for t, w in weights.items() if w > 0 and t in self._postings]
+        if k <= 0 or not lists:
+            return []
+        candidates = np.unique(np.concatenate(lists))
+        keep = self.mask(flt)
+        if keep is not None:
+            candidates = candidates[keep[candidates]]
+        if candidates.size == 0:
+            return []
+        return top_k(self.weighted_scores(weights)[candidates], k, candidates)
+
+    def doc_terms(self, row: int) -> Mapping[str, int]:
+        """The index tokens of document ``row`` with their counts."""
+        return self._bm25.doc_freqs[row]
+
+    def doc_freq(self, term: str) -> int:
+        """How many documents hold the index token ``term``."""
+        postings = self._postings.get(term)
+        return 0 if postings is None else int(postings.size)
 
     def search(self, query: str, k: int, flt: MetadataFilter | None = None) -> Pairs:
         if self._bm25 is None:

@@ -133,25 +133,31 @@ class HybridRetriever:
     Each side returns ``max(candidates, k)`` passages. fusion "rrf": reciprocal rank (``rrf_k``,
     ``weights``); "convex": ``alpha * norm(dense) + (1 - alpha) * norm(bm25)`` over the union,
     min-max normalised per side (a passage one side did not return gets 0 from it; ``weights``
-    are not used). The fused score is the hit's score; ``sources`` holds each side's own score
+    are not used). With ``dense2`` (a second embedder's dense side, RRF only, weight key
+    ``dense2``) three rankings are fused. The fused score is the hit's score; ``sources`` holds each side's own score
     (absent when that side did not return it) and the fused one under ``rrf`` or ``convex``.
     """
 
     name = "hybrid"
 
     def __init__(self, dense, bm25, rrf_k: int = 60, weights: Mapping[str, float] | None = None,
-                 candidates: int = 50, fusion: str = "rrf", alpha: float = 0.5):
+                 candidates: int = 50, fusion: str = "rrf", alpha: float = 0.5, dense2=None):
         self.dense = dense
         self.bm25 = bm25
+        self.dense2 = dense2  # a second dense side (another embedder over the same chunks), RRF only
         self.rrf_k = int(rrf_k)
         self.weights = dict(weights or {})
         self.candidates = int(candidates)
         self.fusion, self.alpha = check_fusion(fusion, alpha)
+        if dense2 is not None and self.fusion != "rrf":
+            raise FedlabError("retriever.second_dense fuses three rankings: use retriever.fusion=rrf")
 
     def search(self, query: str, k: int, flt: MetadataFilter | None = None,
                timings: dict[str, float] | None = None) -> list[Hit]:
         n = max(self.candidates, k)
         sides = {"dense": self.dense.search(query, n, flt, timings), "bm25": self.bm25.search(query, n, flt, timings)}
+        if self.dense2 is not None:
+            sides["dense2"] = self.dense2.search(query, n, flt, timings)
         by_key: dict[str, Hit] = {}
         sources: dict[str, dict[str, float]] = {}
         for name, hits in sides.items():
