@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fedlab.agent.evidence import (Vocabulary, counts_as_unknown, english_zipf, question_features,
+from fedlab.agent.evidence import (ZIPF_FLOOR, Vocabulary, counts_as_unknown, english_zipf, question_features,
                                    question_terms)
 from fedlab.agent.settings import AgentSettings
 from fedlab.chunking.chunk import Chunk
@@ -27,8 +27,8 @@ VOCAB = Vocabulary.from_chunks([
 
 def test_english_frequency_orders_filler_above_names_and_works_offline():
     # wordfreq ships its counts in the wheel: no download, whatever HF_HUB_OFFLINE says
-    assert english_zipf("the") > english_zipf("hey") > CUT > english_zipf("taper") > english_zipf("Evergrande") > 0
-    assert english_zipf("zorblaxian") == 0.0  # a word it does not know is as rare as can be
+    assert english_zipf("the") > english_zipf("hey") > CUT > english_zipf("taper") > ZIPF_FLOOR
+    assert english_zipf("Evergrande") == english_zipf("zorblaxian") == 0.0  # below the small list's floor, unknown
     assert english_zipf("Hey") == english_zipf("hey")
 
 
@@ -65,5 +65,6 @@ def test_a_token_a_rare_word_gives_is_not_dropped_with_a_common_one():
 
 def test_the_cut_is_a_zipf_frequency_or_null():
     assert AgentSettings(rare_word_zipf=None).rare_word_zipf is None
-    with pytest.raises(FedlabError, match="rare_word_zipf"):
-        AgentSettings(rare_word_zipf=9.5)
+    for cut in (9.5, 2.0):  # below the floor the small list cannot tell words apart
+        with pytest.raises(FedlabError, match="rare_word_zipf"):
+            AgentSettings(rare_word_zipf=cut)

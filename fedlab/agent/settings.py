@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fedlab.agent.confidence import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, check_thresholds
+from fedlab.agent.evidence import ZIPF_FLOOR
 from fedlab.errors import FedlabError
 
 DEFAULT_GROUPS = {"agent": "default", "lm": "extractive"}
@@ -55,8 +56,9 @@ class AgentSettings:
             raise FedlabError("agent.max_reformulations, agent.change_passages, agent.vote_passages and "
                               "agent.balance_sheet_passages must be >= 0 and "
                               "agent.max_context >= 1")
-        if self.rare_word_zipf is not None and not 0.0 <= float(self.rare_word_zipf) <= 8.0:
-            raise FedlabError(f"agent.rare_word_zipf={self.rare_word_zipf} must be a Zipf frequency in [0, 8] or null")
+        if self.rare_word_zipf is not None and not ZIPF_FLOOR <= float(self.rare_word_zipf) <= 8.0:
+            raise FedlabError(f"agent.rare_word_zipf={self.rare_word_zipf} must be a Zipf frequency in "
+                              f"[{ZIPF_FLOOR:g}, 8] (wordfreq's small list) or null")
         for name, value in (("agent.answerability.threshold", self.answerability.get("threshold")),
                             ("agent.answerability.answer_threshold", self.answerability.get("answer_threshold")),
                             ("agent.off_topic_threshold", self.off_topic_threshold)):
