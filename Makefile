@@ -25,7 +25,7 @@ export ANONYMIZED_TELEMETRY ?= False
 export HF_HUB_OFFLINE ?= 1
 export TRANSFORMERS_OFFLINE ?= 1
 
-.PHONY: install data test test-all bench sweep launcher export gate report release ui ask clean help
+.PHONY: install data test test-all bench sweep launcher export gate report readme release ui ask clean help
 
 help:
 	@echo "make install   create .venv (Python 3.11) with torch CPU and fedlab[dev] under constraints.txt"
@@ -37,6 +37,7 @@ help:
 	@echo "make gate      evaluate conf/production.yaml on the test split against conf/gates.yaml"
 	@echo "make report    conf/production.yaml on every dev and heldout question set, with 95% intervals"
 	@echo "               (ARGS='--include-test', '--group-by style', '--set-file F', '--against reports/report.json')"
+	@echo "make readme    rewrite README.md's results box from reports/report.json (run make report first)"
 	@echo "make release   refit the answerability model, report on every set with test, re-record the gates"
 	@echo "make ui        MLflow UI on 127.0.0.1:5000 (runs; per question: traces, passages, assessments)"
 	@echo "make ask Q=... ask the production pipeline a question (ARGS='--json' for JSON)"
@@ -103,6 +104,11 @@ gate: $(STAMP) $(CORPUS)
 # experiment fedlab-report.
 report: $(STAMP) $(CORPUS)
 	$(PYTHON) -m fedlab.report --group-by style $(ARGS)
+
+# README.md's results box (between <!-- results:start --> and <!-- results:end -->) from
+# reports/report.json: the one command that writes README.md.
+readme: $(STAMP)
+	$(PYTHON) -m fedlab.report --readme $(ARGS)
 
 # A release: refit the answerability model on the current code (conf/calibration/production.json
 # and the thresholds in conf/production.yaml), report on every set with test against the previous

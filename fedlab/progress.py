@@ -1,31 +1,6 @@
 """Progress of long loops, in a terminal and in a log file alike — always on stderr, never stdout.
 
-    with progress("embedding (minilm)", total=len(texts), unit="passages") as advance:
-        for batch in batches:
-            ...
-            advance(len(batch))
-
-* stderr is a terminal: a rich bar on stderr — description, bar, M/N, rate, "elapsed 0:01:23",
-  "ETA 0:02:10" (transient: it disappears when the loop ends).
-* always: lines on the ``fedlab.progress`` logger — one at the start, one at most every
-  ``interval_s`` seconds, one at the end — like
-  ``embedding (minilm): 1,200/4,684 passages (26%) 41.3/s elapsed 0:00:29 ETA 0:01:24``.
-  Under Hydra the root logger's handlers take them (the run's log file and stderr). Where
-  logging is not configured at all (``ask``, ``gate``), they go to stderr through a handler of
-  this module, since Python would drop INFO records there. While the bar is on screen they skip
-  handlers that write to a terminal, so the bar is not scribbled over; files still get them.
-
-``note(logger, message)`` is the same routing for one-off INFO lines ("building … — not in the
-cache yet"). The clock is injectable (``clock=``), so the interval rule can be tested without
-waiting.
-
-A sweep's log shows where it is even when nothing counts steps:
-
-* ``config_line(i, n, overrides, elapsed_s)`` — ``config 3 of 72: retriever=bm25 … (sweep elapsed
-  0:04:10, ETA 0:55:00)``, logged at each job's start;
-* ``heartbeat(description)`` — around a step with no progress of its own (chunking the corpus,
-  building an index): a line ``… still running, elapsed H:MM:SS`` whenever no line was logged
-  for 45 s (a background thread; ``Heartbeat.tick`` is the rule, testable with an injected clock).
+Contract and design notes: docs/commands.md#design-notes-fedlabprogresspy.
 """
 from __future__ import annotations
 

@@ -5,10 +5,13 @@
     python -m fedlab.report --set-file private.jsonl --group-by style
     python -m fedlab.report --against reports/report.json   # or a report's MLflow parent run id
     python -m fedlab.report --only fresh_dev6 fresh_dev7 --set retriever=bm25
+    python -m fedlab.report --readme                     # README.md's results box from reports/report.json
 
 Writes reports/report.md and reports/report.json (git-ignored), report_accuracy.png and
 risk_coverage.png beside them, prints the table, and logs one parent run with a child run per
-set to the MLflow experiment ``fedlab-report``. Exit codes: 0 written, 2 a user error (one line).
+set to the MLflow experiment ``fedlab-report``. ``--readme`` evaluates nothing: it rewrites the
+results box of README.md (``--readme-file``) from the report in ``--out`` (``make readme``).
+Exit codes: 0 written, 2 a user error (one line).
 """
 from __future__ import annotations
 
@@ -38,6 +41,9 @@ def parse_args(argv: list[str] | None):
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples per interval (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="the resampling seed (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bars (a line per set still)")
+    p.add_argument("--readme", action="store_true",
+                   help="evaluate nothing: rewrite README.md's results box from OUT/report.json (make readme)")
+    p.add_argument("--readme-file", default="README.md", metavar="PATH", help="the README --readme rewrites")
     args = p.parse_args(argv)
     if args.bootstrap < 50:
         p.error("--bootstrap must be at least 50")
@@ -50,6 +56,14 @@ def main(argv: list[str] | None = None) -> int:
     from fedlab.evaluation.report.build import build_report
 
     args = parse_args(argv)
+    if args.readme:
+        from fedlab.evaluation.report.readme import update_readme
+
+        report = Path(args.out) / "report.json"
+        changed = update_readme(Path(args.readme_file), report)
+        print(f"{args.readme_file}: results box {'rewritten' if changed else 'already current'} from {report}",
+              file=sys.stderr)
+        return 0
     console = Console(stderr=True)
     roles = tuple(dict.fromkeys([*args.roles, *(["test"] if args.include_test else [])]))
     data = build_report(args.config, args.sets, roles=roles, names=args.only,

@@ -1,24 +1,7 @@
 """MLflow's GenAI side of an evaluation: a trace per question, its assessments, the question set
 as the run's dataset input, and agent versions as LoggedModels.
 
-- ``Tracer`` records the ``fedlab.spans`` hooks as MLflow traces of the active run: the root span
-  per question (its inputs, the answer, abstention and confidence as outputs), a span per step
-  (assess_query, each search as a RETRIEVER span whose documents carry doc_id, chunk id, score and
-  meeting date, the reader, citation validation), and the per-question measures as feedback and
-  the question set's answer key as expectations on the trace. ``eval.traces`` chooses which
-  questions are traced: all, a sample of ``eval.trace_sample`` (the same questions in every run,
-  so that runs compare question by question), or none.
-- ``traced_ask``: ``python -m fedlab.ask --trace``, one answer as a trace (no run).
-- ``log_dataset`` logs the question set as the run's dataset input (name, the set's hash as digest,
-  its file as source, role and split), which the UI's Dataset column shows;
-  ``register_question_set`` makes a registered set an evaluation dataset with its answer key.
-- ``log_agent_version`` / ``find_agent_version``: the exported production config as a LoggedModel
-  (its config and answerability model as artifacts, the sweep run it came from), and the one an
-  evaluation of that config is linked to.
-
-Secrets never reach a trace: every value is redacted with ``fedlab.tracking.redact``. MLflow is
-imported lazily, by what runs with a tracking store: the agent and ``ask`` without ``--trace``
-never import it (fedlab.spans is all they know of tracing).
+Contract and design notes: docs/tracing.md#design-notes-fedlabtracingpy.
 """
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ CONF = ROOT / "conf"
 PRIMARY = {"evaluate": "evaluate", "export": "export", "ingest": "ingest", "bench": "bench", "production": "evaluate"}
 NOT_COMPOSED = {"gates"}  # thresholds read by `make gate`, not a Hydra config
 STUDIES = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
-# How many configs each study runs (the README quotes these).
+# How many configs each study runs (docs/studies.md quotes these).
 STUDY_SIZES = {"default": 72, "ann": 10, "embedders": 8, "meeting_aware": 16, "pipeline_choices": 192, "smoke": 2,
                "tpe": 72, "reader": 27}  # tpe: the size of the space its sampler searches (it runs n_trials of it)
 # Studies of the production config's own settings, composed on conf/production.yaml (Makefile PRODUCTION_STUDIES).

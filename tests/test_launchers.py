@@ -72,7 +72,7 @@ def test_a_sweep_on_a_two_node_ray_cluster(data_dir, local_sweep, tmp_path):
     """`make sweep LAUNCHER=ray` against a running cluster (RAY_ADDRESS) logging to a tracking
     server: the parent/child structure holds across Ray workers and matches a local run. The two
     configs retrieve with BM25, so the launcher is what the test spends its time on, not embedding
-    the corpus (`make sweep STUDY=smoke LAUNCHER=ray` was measured by hand; see the README)."""
+    the corpus (`make sweep STUDY=smoke LAUNCHER=ray` was measured by hand; see docs/experiments/sweeps-and-scaling.md)."""
     with mlflow_server(tmp_path) as uri, ray_cluster(workers=2) as address:
         assert alive_ray_nodes(address) == 2
         on_ray, proc = _sweep(data_dir, tmp_path / "ray", uri, *GRID, "hydra/launcher=ray_cluster",

@@ -1,41 +1,7 @@
 """The answerability model: one fitted object behind every evidence decision and every reported
 confidence of the agent (fitted on the dev split by ``python -m fedlab.calibrate``).
 
-Three logistic heads over the features of fedlab.agent.evidence, applied with numpy only (the
-fit, fedlab.agent.answerability_fit, is scikit-learn's; its coefficients are stored as plain JSON
-with the corpus vocabulary):
-
-- ``off_topic``: P(the question is not about the FOMC, policy or the economy) from what its words
-  are about (fedlab.agent.evidence.TOPIC_FEATURES, the keyword intent) and the best passage's
-  similarity to it — not from its length, dates or the documents it names;
-- ``answerable``: P(the documents answer the question) — below ``threshold`` (chosen on dev for a
-  stated target: the share of answered questions that are answerable) the agent abstains;
-  a drafted answer whose P(correct) is below ``answer_threshold`` (chosen on dev: the share of
-  right answers it may withhold) is withheld too;
-- ``correctness``: P(the answer states every key fact | the question is answerable), fitted on the
-  answerable questions alone with its own regularisation, over the features of the answer itself
-  (does it hold the kind of answer asked for, the question's rare terms, how close its embedding is
-  to the question's): the evidence features
-  barely tell a right answer from a wrong one (out-of-fold AUROC 0.53 on dev), the answer's
-  features do (0.73). One head over the three outcomes shared one regularisation between the
-  two and overfitted the harder one.
-
-With a dense retriever a fourth head, ``question``, reads the question's own embedding (the
-retriever's query vector): the log-odds that a question of its kind is answerable from statements
-and minutes at all, whatever was retrieved — what a projection table, a speech or a supervisory
-report asks for looks alike in embedding space, and no evidence feature sees it. Its log-odds is
-the ``question_answerable`` feature of the answerable head (fitted on out-of-fold log-odds, so
-the answerable head learns how far to trust it on questions it has not seen). A fifth,
-``question_off_topic``, reads the same embedding for the log-odds that the question is off topic,
-the off-topic head's ``question_off_topic`` feature in the same way: a question in words the
-corpus seldom uses ("did everyone agree with skipping a hike?") still sits among the FOMC's
-questions in embedding space, and a recipe among recipes.
-
-P(correct) = P(answerable) · P(correct | answerable), P(wrong) and P(unanswerable) likewise.
-
-The reported confidence is the probability that what the agent says is right: P(correct) for an
-answer, P(unanswerable) for an evidence abstention, P(off topic) for an off-topic one; the level
-is read from that same number.
+Contract and design notes: docs/answerability.md#design-notes-fedlabagentanswerabilitypy.
 """
 from __future__ import annotations
 

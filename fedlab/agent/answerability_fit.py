@@ -1,53 +1,6 @@
 """Fit the agent's answerability model (fedlab.agent.answerability) from one split's rows.
 
-The rows are collected by ``python -m fedlab.calibrate``, which runs the unmodelled agent over
-the split and judges its answers. Each question the agent searched gives one row: its features
-(fedlab.agent.evidence, from the first search) and its outcome — ``correct`` (answerable, and the
-unmodelled agent's answer states every key fact), ``wrong`` (answerable, it does not) or
-``unanswerable`` (unanswerable or off topic) — and whether it is off topic. The heads (off topic;
-answerable; correct, on the answerable rows) are scikit-learn logistic regressions on standardised
-features, each with the L2 strength its own cross-validated log loss prefers; their coefficients
-are stored.
-
-When every row carries the question's embedding, two question heads (answerable or not, off topic
-or not, from the embedding alone) are fitted first, and their log-odds become the answerable head's
-``question_answerable`` feature and the off-topic head's ``question_off_topic`` — out of fold for
-the rows they are fitted on (stacking), so that each head weighs its feature as it does on questions
-the question head has not seen.
-
-The correctness head reads the features of each row's answer (the unmodelled agent's, from the
-first search; fedlab.agent.evidence.answer_features) and the question's length (``n_terms``). The
-agent answers the dev split, which it was developed on, far better than new questions (0.87
-against 0.61 of the answerable ones), and a head fitted on dev reports dev's rate.
-``correctness_from`` says which rows it learns from: ``calibration_set``, the fresh rows alone
-(questions of the calibration set, which nobody developed the agent on; every answerable row when
-they hold fewer than FOLDS right or FOLDS wrong answers);
-``all``, every answerable row; ``all_as_new``, every answerable row with an indicator of the fresh
-ones, stored held at "fresh". Whether a question is answerable or off topic does not depend on who
-developed the agent, so those heads read every row. Rows of questions written on purpose toward
-what the agent finds hard (``Row.hard``: the calibration set's second round, 0.48 of its answers
-right against 0.64 of the first round's) carry the indicator HARD_FEATURE, stored held at 0: the
-head learns how much harder such a question is than its features say, and reports P(correct) for
-questions as they come (fitted without it, P(correct) was 0.55 on average on two independent sets
-whose answers were right 0.69 and 0.65 of the time).
-
-The abstention thresholds are chosen on out-of-fold predictions (stratified 5-fold, each row's
-averaged over OOF_REPEATS shuffles of the folds), never on the fitted rows' own, for stated targets:
-
-- ``target_precision``: the lowest P(answerable) at which the questions kept — those the
-  off-topic head lets through with P(answerable) at or above it — are answerable at least that
-  share of the time;
-- ``max_false_abstention``: the budget both decisions share — at most that share of the answerable
-  questions abstained on, by the first threshold or by a withheld answer (a withheld answer to an
-  answerable question is a false abstention, right or wrong) — spent on abstaining from as many
-  unanswerable ones as it buys: the first threshold raised, the answer threshold set, together
-  (spend_false_abstentions; None: the precision target alone);
-- ``max_withheld_correct``: the answer threshold, a second decision on the answer once it is
-  drafted, withholds at most that share of the right answers of the questions kept (None: no
-  answer threshold). It used to be set by this alone, at the lowest P(correct) of a right
-  answer: the wrong answers it withheld to answerable questions, each a false abstention, were
-  not counted (on dev, out of fold, 5 of them for 1 unanswerable question: 0.065 of the
-  answerable abstained on against a budget of 0.02).
+Contract and design notes: docs/answerability.md#design-notes-fedlabagentanswerability_fitpy.
 """
 from __future__ import annotations
 

@@ -1,62 +1,7 @@
 """What the agent knows about a question and its retrieved evidence, as numbers for the
 answerability model (fedlab.agent.answerability).
 
-Question features need only the question and the corpus's vocabulary (document frequencies of
-the BM25 tokens over the chunks, saved with the model); evidence features need one search's
-result. Every feature is in [0, 1]; none depends on the wording of any dataset question.
-
-Question (``question_features``), used by the off-topic classifier and the answer model, over the
-question's content terms less an opening request ("walk me through …", "can you tell me …":
-fedlab.query.request), whose words say how to answer, not what about, and less the words that no
-passage uses and general English uses often (``rare_zipf``: "hey", "dumb", "mess"), which say how a
-question is put, not what it asks about — a term the corpus lacks counts only when it is rare:
-  vocab_share     share of the question's content terms that occur in the corpus at all
-  common_share    share of them that are common in the corpus (in at least 1% of passages)
-  unknown_share   share that never occur in the corpus (a name, a publication, a topic it lacks)
-  n_terms         content terms, /10, capped at 1
-  dated           the question names a date range
-  multi_meeting   that range spans more than one meeting (year, multi-year, span)
-  names_doc_type  the question names a document type the corpus holds (its ``doc_type`` values)
-  other_source    the question attributes what it asks to another source: a person's own
-                  communication ("in his speech", "at her press conference") or "according to"
-                  something the corpus never mentions (a word of it in no passage)
-  meeting_in_range the corpus holds a meeting inside the question's date range (1 when undated)
-Evidence (``evidence_features``), from one search:
-  top_dense       the best passage's cosine similarity to the question (0 without a dense side)
-  top_score, margin, term_coverage, agreement, date_coverage
-                  the retrieval signals of fedlab.agent.confidence (date_coverage 1 undated)
-  idf_coverage    share of the question's content terms found in the top passages, each weighed
-                  by its corpus IDF: rare terms (names, instruments, numbers) count most
-  missing_idf     the largest normalised IDF among content terms absent from the top passages
-  salient_coverage share of the question's salient tokens — numbers and capitalised words
-                  inside the sentence — found in the top passages (1 when it has none)
-  doc_type_found  the question names a document type and a top passage is of that type
-                  (1 when it names none)
-Answer (``answer_features``), from the agent's grounded answer (empty when it abstained), what
-P(correct | answerable) is read from — whether an answer states the facts asked for shows in the
-answer, not in the evidence it was drawn from:
-  asks_answer_type    the question asks for a kind of answer: a date, rate, amount, count or
-                      person (fedlab.query.answer_types)
-  answer_type_found   share of the kinds asked for that the answer holds (1 when none is asked)
-  answer_idf_coverage share of the question's content terms the answer holds, IDF-weighted
-  answer_sentence_idf the same share held by the answer's best single sentence: a long answer
-                      gathers the terms across many sentences; one that holds them is on point
-  answer_sentences    the answer's cited sentences, /MAX_ANSWER_SENTENCES, capped at 1
-  answer_missing_idf  the largest normalised IDF among the question's content terms, date words
-                      aside, that the answer lacks. Alone it is higher in wrong answers (the topic
-                      a boilerplate answer misses); beside the two shares the fit weighs it up: at
-                      the same share held, a lack that is one rare word — often the question's own
-                      phrasing, which the documents do not use — is less harmful than a lack
-                      spread over several terms
-and, from the embedder's vectors of the question and of what the answer says (``said_text``):
-  answer_similarity   their cosine similarity, clipped to [0, 1]: whether the answer is about what
-                      was asked, in the embedder's sense, where the terms above see only shared
-                      words (absent without an embedder; the model then reads it as neutral)
-and, from the reader (its ``composed`` output: fedlab.skills.registry.answer):
-  answer_composed     the answer holds a part composed from records — a vote record, a rate or
-                      administered-rate path, a balance-sheet record, when the statements said
-                      something, what they added and dropped — rather than only sentences picked
-                      by their words (0 from a language model, which gives no such output)
+Contract and design notes: docs/answerability.md#design-notes-fedlabagentevidencepy.
 """
 from __future__ import annotations
 

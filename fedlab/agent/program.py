@@ -3,33 +3,7 @@ synthesize_answer → validate_citations: a DSPy-style program (``forward`` over
 step) that is itself plain Python — DSPy is imported only by a language-model backend's
 predictors (fedlab.lm.base.DspyBackend), so the extractive backend answers without it.
 
-Decisions (FedQuery's workflow, made explicit):
-- a question dated wholly outside the documents' meetings is answered with their coverage (a fact,
-  confidence 1.0); one reaching past it is answered with a coverage note. One naming a day that
-  does not exist ("February 29 2021", fedlab.retrieval.dates.impossible_dates) is answered with that
-  fact, never from another month's documents.
-- every other decision is the answerability model's (``agent.calibration``, fitted on dev by
-  ``python -m fedlab.calibrate``; fedlab.agent.answerability): the first search's
-  features say whether the question is off topic; a search whose P(answerable) is below the
-  model's threshold is retried with a reformulated query, at most ``max_reformulations`` times,
-  and the agent abstains when no attempt reaches it. The attempt most likely answerable is
-  answered from.
-- a question about votes naming a member whom the meeting timeline records as dissenting at a
-  meeting in its range, every term of which that meeting's documents use, is answerable
-  (``recorded_dissents``): the documents hold that dissent and the reasons given for it — a fact
-  about them, like their coverage. Its P(answerable) is 1. The question head otherwise reads a
-  question that names a person much like one about a person's own words (a speech, a
-  transcript), which the documents never hold — and such a question uses a word ("speech") that
-  the meeting's documents do not. So is a question asking when the policy statements said wording
-  it quotes, when a statement holds it word for word (``quoted_wording``).
-- an answer left with no valid citation after validation is not grounded: the agent abstains.
-- a grounded answer whose P(correct) — read from the answer itself — is below the model's answer
-  threshold is withheld: the agent abstains rather than say what is likely wrong.
-- the reported confidence is the model's probability that what the agent says is right — for an
-  answer, P(answerable) of the search times P(correct | answerable) read from the answer's own
-  features — and the level is read from it. Without a model (``agent.calibration: null``, the mode the model is
-  fitted in) the agent answers from its first search whatever the evidence, and reports the
-  uncalibrated retrieval score.
+Contract and design notes: docs/agent.md#design-notes-fedlabagentprogrampy.
 """
 from __future__ import annotations
 

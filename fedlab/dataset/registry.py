@@ -1,6 +1,6 @@
 """The registry of question sets: every ``conf/dataset/<name>.yaml`` with its ``role``.
 
-A role says what a set may be used for (docs/protocol in README.md):
+A role says what a set may be used for (docs/datasets-and-protocol.md):
 
 - ``dev``      develop and choose on it (its answers are read);
 - ``heldout``  read only to confirm a choice already made on dev, never to choose;

@@ -1,49 +1,6 @@
 """The FOMC meeting timeline, read deterministically from the corpus's own language.
 
-One :class:`Meeting` per decision date that has documents (statement and/or minutes). Each
-meeting says whether it was a *scheduled* meeting and, when its statement (or, lacking one, the
-statement its minutes reproduce) carries a policy decision, the :class:`Decision`: target range
-before and after, direction and size, dissents and balance-sheet actions. Every extracted value
-carries the :class:`Span` (doc_id, start, end) of the text it was read from, so an answer can
-cite it; ``span.text(documents)`` is exactly that text.
-
-General rules, not per-date facts:
-
-* **decision**: the sentence "… decided to raise/lower/maintain/keep the target range for the
-  federal funds rate [by N] [from X] to/at Y percent"; failing that, a domestic policy directive
-  ("… to maintain the federal funds rate in a target range of Y percent", e.g. notation votes).
-  A statement with neither (a revised Statement on Longer-Run Goals, a facility announcement)
-  yields no decision and is flagged ``is_decision=False``. A meeting with minutes but no
-  statement is read from the statement the minutes' policy-action section reproduces ("The vote
-  also encompassed approval of the statement below …").
-* **before range**: "from X to Y" in the decision sentence; for a hold, the range the
-  Committee maintains; otherwise the previous decision's range after (its span cites that
-  earlier document); "by N" with no earlier decision gives it by arithmetic.
-* **scheduled**: a meeting is scheduled when an earlier set of minutes announced it ("the next
-  meeting of the Committee would be held on Tuesday–Wednesday, June 18–19, 2019") or its own
-  minutes describe a two-day meeting ("… and continued on Wednesday, …"), unless a document
-  says it was unscheduled. Everything else (a Sunday videoconference, a notation vote, a
-  statement with no meeting behind it) is unscheduled.
-* **votes**: "Voting for the monetary policy action were NAME, Chair; …; and NAME." in statements,
-  "Voting for this action: NAMES." in minutes; dissents from "Voting against the action were/was
-  NAME[S], who preferred …" in statements, "Voting against this action: NAMES." in minutes.
-* **balance-sheet actions**: each sentence of the decision text is classified by patterns of
-  the statements' language (see :data:`BALANCE_SHEET_ACTIONS`); forward-looking sentences
-  ("expects to begin reducing …", "judges that … will likely be appropriate") and ones that
-  only continue an ongoing program ("will continue reducing its holdings …") are not actions.
-  Purchases and taper steps are read against the state the earlier meetings left (a pace
-  detail while purchases are under way is not a new program; a larger monthly reduction than
-  the previous one is an accelerated taper).
-* **administered rates**: the rates the Board and the Desk set beside the target range, read
-  from the implementation note in the minutes' policy-action section (else the statement): the
-  interest rate paid on (required and excess) reserve balances, the ON RRP offering rate and the
-  primary credit rate (:data:`ADMINISTERED_RATES`) — "voted … to raise the interest rate paid on
-  reserve balances to 5.4 percent", "… at an offering rate of 5.3 percent", "… in the primary
-  credit rate to 5.5 percent". One value per rate and meeting, the first in the text. A meeting
-  recorded in a later meeting's minutes (fedlab.corpus.recorded: "Videoconference meeting of
-  March 2" in the minutes of March 15, 2020) is read in that record too, after its own minutes'
-  policy-action section and before its statement: the March 3, 2020 cut has no minutes of its own,
-  and its statement no implementation note.
+Contract and design notes: docs/timeline.md#design-notes-fedlabfactstimelinepy.
 """
 from __future__ import annotations
 

@@ -1,24 +1,6 @@
 """The extractive backend: deterministic answers built from the retrieved sentences, no language model.
 
-It answers the agent's DSPy signatures (by their steps, fedlab.lm.steps) with plain functions
-wrapped as predictors that take the signature's input fields and return a Prediction with its
-output fields — the same contract ``dspy.Predict(signature)`` honours, so the program runs
-unchanged, without importing DSPy. A custom DSPy LM engine would instead have to read the fields
-back out of the chat adapter's prompt text and write its reply in that format: a second parser of
-DSPy's private prompt layout, for no gain, since nothing here is a language model. CI and offline sweeps use this backend.
-
-- assess_query: dates from the deterministic parser (fedlab.retrieval.dates); intent from a
-  small keyword model — fomc when a content word is in the FOMC/monetary/economy vocabulary
-  (fedlab.query.lexicon; generic verbs such as "cut" or "lower" are left out of it: "lower back pain");
-  otherwise unclear when the question names dates or has no content words (the search and its
-  confidence decide), else off_topic.
-- reformulate_query: attempt 1 drops the date words and function words (the date range is
-  applied as a filter anyway); attempt 2 adds the Committee's own terms for what was asked
-  (fedlab.query.lexicon.VOCABULARY_EXPANSIONS: "decision" and "action" are what "the Committee decided to …", a
-  pair the stemmer keeps apart).
-- synthesize_answer: the skills (fedlab.skills.registry) over a reading of the question
-  (fedlab.query.frame), the sentence reader (fedlab.skills.reader) last; each answer names the
-  skill that produced it. One page per skill under docs/skills/.
+Contract and design notes: docs/skills/reader.md#design-notes-fedlablmextractivepy.
 """
 from __future__ import annotations
 

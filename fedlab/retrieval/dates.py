@@ -1,39 +1,6 @@
 """Deterministic date-hint parser: the date range (and its scope) a question asks about.
 
-Pipeline: find date *atoms* left to right (ISO days, "12/14/2022" and "12/14/22" (month first;
-day first when the first number cannot be a month), "January 30-31, 2024", "Q3 2021", "first half
-of 2023", "mid-2021", "the summer of 2022" (spring, summer, fall / autumn: three months each;
-winter spans two years and is read as neither), "June 2022", "June '22", bare months, bare years,
-"'22", "this/last year"),
-masking each match so later patterns cannot reuse its digits; give year-less atoms
-("the June meeting", "second half", "March and June 2022") the year of the nearest dated
-atom, preferring the one to the right; join atoms into ranges ("between A and B",
-"from A to B", "A through B", "2021-22") and open ranges ("since A", "after A", "before A");
-then cover everything that is left with one range.
-
-A day that does not exist ("February 29 2021", "2/30/2021", "2021-02-30", "April 31") is an
-impossible date (``impossible_dates``): its characters are masked like any date's, so neither its
-month, its year nor its day number is read as something else, and it gives no range. Any year of
-four digits (1000-2999) is a year, so "in 2099" or "in 1900" is a range the coverage check can
-answer.
-
-Precedence rules (the question is ambiguous, the rule is not):
-- a bare year that lent its year to a year-less atom is a context, not a target:
-  "in 2022, at the June meeting" -> June 2022.
-- explicit meeting references win over other loose mentions: "the minutes of the June 2022
-  meeting on the 2023 outlook" -> June 2022.
-- year-to-date: "by <month> <year>", "by its <month> <year> meeting", "as of <month> <year>",
-  "through / up to / until <month> <year>" (when no earlier date opens the range) -> January 1 of that year to
-  the end of that month. Not when the month names a document or an action rather than a
-  moment ("signalled by the March 2022 statement", "lowered by the March 2020 cut").
-- course of a year: "over / during / across / throughout / in the course of <year>",
-  "so far in <year>" (ending today), "from the first meeting to the last (of <year>)" -> the
-  whole year, and that year is a target, not a context: "during 2022, at the June meeting"
-  -> 2022. Unless an explicit meeting lies outside that year, which makes the year a forecast
-  horizon ("inflation over 2024 in the December 2023 projections" -> December 2023).
-Ranges are calendar ranges; the retriever widens the end by a day for two-day meetings that
-straddle a month end (meeting_date is the decision day, e.g. the January 31-February 1, 2023
-meeting is dated 2023-02-01).
+Contract and design notes: docs/meeting-aware-retrieval.md#design-notes-fedlabretrievaldatespy.
 """
 from __future__ import annotations
 

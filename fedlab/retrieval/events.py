@@ -1,58 +1,6 @@
 """Event references → meetings: a question that names a meeting by what happened there.
 
-"the last cut before the pandemic", "the first cut after the 2022-23 tightening", "the meeting
-that raised the range to 3 to 3-1/4 percent", "when runoff was first slowed", "while the range
-sat at its 2023-24 peak" carry no date the date parser can read (or only a year that qualifies
-the event), so the date-aware search cannot narrow to the meeting. :func:`resolve_event` reads
-such references as general English patterns about monetary-policy events and resolves them over
-the meeting timeline (fedlab.facts.timeline); every fact used comes from the timeline.
-
-Rule families (each an :class:`EventHint` with a provenance naming the rule and the facts):
-
-* **ordinals over events**: first / second / last / latest / most recent / final + a kind —
-  hike, raise, increase, tightening move; cut, reduction, lowering, easing move; rate move;
-  hold / pause; dissent (optionally "by NAME", "in favor of a cut"); emergency / intermeeting
-  move (an unscheduled meeting, not a notation vote, that moved the range); liftoff (a cycle's
-  first raise); meeting / decision / statement; balance-sheet steps (taper begun /
-  accelerated, runoff begun / slowed / ended, purchases begun / ended) — also as verbs
-  ("when the Fed first cut rates", "when runoff was first slowed", "the first time …").
-  Sizes filter moves ("the first 75 basis point hike", "the cut by 50 basis points").
-  Qualifiers restrict the candidates: "in/of/during YEAR", "of 2022-23", "July 2019",
-  "of the 2022-23 hikes" / "tightening" / "cycle" (→ that cycle's span).
-* **relations**: HEAD before / after / since / following / preceding / prior to ANCHOR, where
-  the anchor is any event (chains allowed). A singular head after an anchor is the first match
-  after the anchor's last meeting, before it the last match before its first meeting; "the
-  meeting after X" is the next meeting. With no head, "before / since the first hike" is the
-  open span before / since the anchor, and "after the first hike" its aftermath (the anchor's
-  meeting and the next: the state it left); when the question dates that meeting itself ("the
-  range after the October 2019 meeting"), the date parser's month stands. "The pandemic" is the
-  first emergency move (unscheduled, not a notation vote, range changed) from 2020 on — read
-  from the timeline's flags — and is a point: "after" it includes that meeting.
-* **meeting retrieval** for an anchor the timeline has no fact for ("the first meeting after
-  Silicon Valley Bank failed"): the anchor's clause is searched over the corpus (``locate``,
-  the retriever's own first stage) and the earliest meeting among the best passages is the
-  anchor — news is first discussed at the first meeting after it.
-* **ranges**: "raised / lowered / cut / brought the range to X to Y percent" → the meeting(s)
-  that set it; "while / when the range was (sat, stood, remained) at X to Y" → the run of
-  meetings during which it held; "at its (2023-24) peak" / "trough" / "zero lower bound" →
-  the highest / lowest range of the period named (whole timeline when none), and its run;
-  "rates peaked" → the meeting that set the peak. Ranges are read as statements write them
-  ("3 to 3-1/4 percent", "5-1/4 to 5-1/2", "0 to 1/4") or as decimals ("5.25-5.5%").
-* **cycles**: "the 2022-23 tightening", "the hiking cycle", "the current easing cycle", "the
-  start of the tightening cycle", "since the Fed began raising rates": a cycle is a maximal run
-  of same-direction moves in the timeline (holds in between allowed).
-* **hold runs**: a question that asks how long the range was held ("how many meetings did the
-  FOMC sit at 4-1/4 to 4-1/2 percent", "for how long did rates stay at their peak", "once the Fed
-  made its final hike, how many meetings in a row did it hold the range": :func:`asks_hold_run`)
-  names the run of meetings at one range — the range it names, else the one set at the meeting an
-  event names (its first other reference that is not a "before …" clause: that one says where the
-  run ends) — and is resolved to the meeting that set the range, the meetings that held it and the
-  move that ended the run, so that the search finds each decision.
-
-Precision first: a question with no event reference, or only a generic one ("the statement",
-"the cut", "the June 2022 meeting"), gives None, and so does an ambiguous reference ("when
-runoff ended" — it ended twice) or a question whose own date lies outside every event phrase
-(that date is the question's, not an event's qualifier).
+Contract and design notes: docs/meeting-aware-retrieval.md#design-notes-fedlabretrievaleventspy.
 """
 from __future__ import annotations
 

@@ -3,37 +3,7 @@ about, for questions that ask when ("when did the statements first cite …", "d
 meetings did the statement say …") or at how many meetings ("for how many meetings did the
 statement say …": the run counts them).
 
-Such a question names what was said, not when, so no date filter and no ranking finds the
-answer: it is the first and last statement holding a sentence, which takes reading every
-statement in the range (the whole corpus when the question names no date) — milliseconds for a
-few dozen statements.
-
-A question may ask twice ("when did X first appear, and when did Y?"): it is split into clauses
-before each further "when / which / how long"; a clause that refers back ("…, and when was it
-lowered?") stays with the one before it, and its words are not scored: it asks about the same
-thing, in words of asking ("…, and when was that explanation dropped?"). For each clause, every
-sentence of the policy statements in range is scored by the clause's content terms it holds
-(words of saying, of occurrence and of counting — "say", "first", "appear", "many" — and the
-date words aside), each weighed by its IDF over the statements' sentences; the best sentence's
-terms are what the statements said, and a statement says it when one of its sentences holds all
-of them. The statements saying it make a run, split where more than RUN_GAP in a row do not: wording
-dropped and taken up again is two runs, perhaps about two things, and the one whose sentences hold
-more of the clause's other words answers it (each does when none holds more). A clause gets no run
-when those terms carry less than HELD_SHARE of its terms' weight
-(what was asked is not in the statements: an ON RRP offering rate is set in implementation
-notes), or when the range holds fewer than two statements. With each run comes the statement
-after its last one, when the range holds it: its closest sentence, the new wording of what was
-dropped when it holds at least HELD_SHARE of the run's weight; else the sentence it put in the
-place of the run's last sentence (the two statements' edit, fedlab.facts.changes: "will be
-patient …" became "will act as appropriate …"), the one sharing most of its words; else its
-opening sentence, to cite the statement by.
-
-A clause that quotes wording, in double or single quotes (… listed "muted inflation pressures" …,
-… call inflation 'transitory' …), asks about its quotations: their terms alone are scored, and the
-run is ``verbatim`` when its first statement's sentence holds each quotation word for word.
-
-An agent hands the sentences to its answer step as passages whose section names their place in
-the run (``said_section``); ``said_in`` reads such a section back.
+Contract and design notes: docs/skills/said_run.md#design-notes-fedlabretrievalmentionspy.
 """
 from __future__ import annotations
 

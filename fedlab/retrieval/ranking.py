@@ -1,27 +1,6 @@
 """Ranking options for the in-range (first) pass of the date-aware search.
 
-Inside a date range the first-stage ranking has two biases: a minutes document has about ten
-times the passages of its statement, so minutes passages fill the list, and template language
-lets one or two meetings take every slot of a range that spans many. Each option reshapes the
-over-fetched in-range candidates (``diversity_candidates`` x k of them); all are off by default
-and then the first pass is exactly the plain search. Applied in this order:
-
-length_norm "log": re-score by ``minmax(score) / log2(1 + passages in the document)`` (scores
-  min-max normalised over the candidates, the document's passages counted in the whole
-  corpus), so a long document's many passages each weigh less.
-doc_first: rank documents by their best passage (max-passage aggregation), then list the
-  passages of the top ``doc_first_docs`` documents, document by document, then the rest.
-per_meeting N: when the candidates span more than one meeting date, round-robin by meeting
-  (the best passage of each meeting, then the second best of each, ...; each round in ranking
-  order) for at most N rounds; the candidates left over follow in ranking order, so in-range
-  passages still fill the list before any out-of-range one.
-statement_quota N: at least N statement passages among the first top_k (the caller's k, before
-  adaptive widening) when the range holds statements: the best statements missing there (from
-  the candidates, or a statement-only search of the range) take the last places of those k and
-  the lowest-ranked other passages they displace move just below; the order is kept otherwise.
-
-Hit scores are left as the first stage gave them (the length-normalised score is recorded in
-``sources["length_norm"]``); the order of the list is the ranking.
+Contract and design notes: docs/meeting-aware-retrieval.md#design-notes-fedlabretrievalrankingpy.
 """
 from __future__ import annotations
 

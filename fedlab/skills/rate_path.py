@@ -1,45 +1,6 @@
 """Rate-path answers: the federal funds target range over several meetings, read from the passages.
 
-For a question about the target range across several meetings (its date range spans more than
-one meeting: scope span / year / multi_year; it names the federal funds rate, the target range,
-the policy rate or rates / hikes / cuts, or the Committee's easing or tightening, and no other
-rate — primary credit, interest on reserves, ON RRP, market yields — nor another subject that
-takes the same verbs: purchases, runoff, projections, votes, guidance, language, conditions)
-that asks to *count* ("how many times / hikes / cuts", "how much … in total", "over how many
-meetings"), for the *path* ("how did the target range / rates change / move / evolve", "what
-happened to …", "did … ever move", or a request for an account of it with no question word of
-its own, "walk me through the target range over 2019": fedlab.query.request) or *which* moves there
-were ("which increases / cuts …", "when did … raise / lower …"), or *whether* it moved ("between
-A and B, did the FOMC change / raise / cut …?": the path answer opened with "Yes." when a move the
-verb names is found, "No." when none is and no meeting may be missing), the answer is composed
-from the decision sentences in the passages, not picked from them:
-
-* every passage is scanned for the statements' decision sentence ("… decided to raise / lower /
-  maintain / keep the target range for the federal funds rate [by N] [from X] to / at Y
-  percent", fedlab.facts.timeline.DECISION_RE) and, failing that, the directive ("… to
-  maintain the federal funds rate in a target range of Y percent"); a passage's meeting is the
-  date in its head, unless the minutes reproduce another meeting's statement ("the statement
-  below for release … on March 3, 2020") before the sentence;
-* one decision per meeting: a decision sentence before a directive, a statement before
-  minutes, an earlier (better-ranked) passage first; only meetings inside the question's
-  parsed date range count (an earlier decision at most ``MAX_GAP_DAYS`` before the range only
-  gives the range the period started from);
-* each change's size is the stated "by N", else the difference from the previous decision's
-  range; the direction is the verb's, else the ranges'. Counts are written as words, totals
-  in basis points and percentage points, ranges in the statements' notation (4-1/4 to 4-1/2
-  percent), meetings as "March 2022" (with the day when two share a month), and every
-  meeting's clause is cited to the passage it was read from. When consecutive decisions found
-  are more than ``MAX_GAP_DAYS`` apart (or the first is that far from the range's start) a
-  meeting may be missing, and counts read "at least" — so do they when a stated size or "from"
-  range shows that the range moved between two decisions found. A total is the sum of the
-  sizes when nothing is missing, else (one direction only) the distance from the start range to
-  the last one. A count answer lists the meetings that held the range; a path answer shows the
-  runs of holds; a "which" answer names the moves of the size the question gives ("50 basis
-  points", "half a percentage point"). A directive that only maintains the range (a notation
-  vote) links the ranges but is not counted as a meeting.
-
-Fewer than two decisions in range: no rate-path answer (None); the caller falls back to
-picking sentences.
+Contract and design notes: docs/skills/rate_path.md#design-notes-fedlabskillsrate_pathpy.
 """
 from __future__ import annotations
 

@@ -48,7 +48,8 @@ HEADLINE = ("recall@1", "recall@5", "recall@10", "mrr@10", "ndcg@10", "doc_recal
 
 def _refused(run_id: str, what: str) -> FedlabError:
     return FedlabError(f"run {run_id} of the tracking store {what}: export takes only fedlab's own configs and plain "
-                       "settings from a store (README: Trust model); re-run the sweep with this checkout's configs")
+                       "settings from a store (docs/export-and-gates.md, Trust model); re-run the sweep with this "
+                       "checkout's configs")
 
 
 def _check_data(value: Any, where: str, run_id: str) -> None:

@@ -1,23 +1,6 @@
 """``faithfulness``: ragas' Faithfulness (collections API, ragas 0.4) judged by an LLM.
 
-The judge is configured as ``eval.judge``: null (no judge: faithfulness is not reported) or
-
-    provider: anthropic            # the only provider wired here
-    model: claude-sonnet-4-5       # "anthropic/<model>" (dspy style) is accepted too
-    base_url: null                 # null = the SDK default (or ANTHROPIC_BASE_URL)
-    api_key_env: ANTHROPIC_API_KEY
-    max_tokens: 2048
-    timeout_s: 60
-    concurrency: 4
-
-The judge is ``AnthropicJudge``, a ragas LLM (``InstructorBaseRagasLLM``) that asks the
-Messages API for the structured output ragas wants as a forced tool call. ragas'
-``llm_factory(..., provider="anthropic")`` is not used: its instructor adapter always sends
-``temperature`` and ``top_p``, which the installed anthropic SDK's ``messages.create`` no
-longer accepts. When the key is not set or the first call cannot reach the API, a warning
-is logged and no faithfulness is reported (never a stand-in value).
-Each answer is scored against the passages it cites; abstentions and answers without
-citations are not scored.
+Contract and design notes: docs/metrics.md#design-notes-fedlabevaluationanswersfaithfulnesspy.
 """
 from __future__ import annotations
 

@@ -1,37 +1,6 @@
 """Answer-level measures of the agent on a question set (no MLflow, no I/O).
 
-Per question (``judge_answer``):
-
-- correct answer: answerable, not abstained, and every key fact stated (``normalize``);
-- correct: a correct answer, or an abstention on an unanswerable / off-topic question
-  (what the confidence is calibrated against);
-- citation validity: the cited chunk is among the chunks the agent retrieved;
-- citation support: the cited passage covers one of the question's evidence spans
-  (``fedlab.evaluation.retrieval.relevance.covers``), answerable questions only.
-
-Aggregates (``summarize``); a share whose denominator is empty is left out, except
-``citation_validity``, which is 1.0 when nothing was cited (no citation is invalid):
-
-- ``answer_accuracy`` (and ``answer_accuracy.<category>``): over answerable questions;
-- ``abstention_accuracy``: share of unanswerable + off-topic questions abstained on;
-- ``false_abstention_rate``: share of answerable questions abstained on;
-- ``abstention_rate.<category>``: share of the category's questions abstained on, every category;
-- ``correctness``: share of all questions correct (the calibration target);
-- ``citation_validity``: valid citations / citations, over all questions;
-- ``citation_support``: supporting citations / citations, over answerable questions with citations;
-- ``citations_per_answer``: mean citations of the answers that were not abstentions;
-- ``support`` (offline proxy, see ``support.py``) and ``faithfulness`` (LLM judge) when given;
-- ``ece``, ``brier`` on the confidence as reported (calibrated when a calibrator is set) and
-  ``ece_raw``, ``brier_raw`` on the raw score; ``ece_if_calibrated``: the ECE a perfectly
-  calibrated model would show on the reported confidences (``calibration.ece_if_calibrated``) —
-  an ``ece`` near it is within sampling noise;
-- ``auroc`` (when both correct and wrong outputs occur) and ``coverage@precision0.9`` on the
-  confidence as reported, over every output, answers and abstentions (``selective.py``);
-- ``latency_p50_ms_agent_<stage>``, ``latency_p95_ms_agent_<stage>``;
-- ``lm_prompt_tokens``, ``lm_completion_tokens`` (totals) and ``…_mean`` per question;
-- ``dropped_citations``: markers the agent removed as invalid, in total;
-- ``skill.<name>.n``, ``skill.<name>.share``, ``skill.<name>.answer_accuracy``: per rule that
-  drafted answers (``skill_metrics``).
+Contract and design notes: docs/metrics.md#design-notes-fedlabevaluationanswersmeasurespy.
 """
 from __future__ import annotations
 

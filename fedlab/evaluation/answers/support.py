@@ -1,24 +1,6 @@
 """``support``: an offline proxy for faithfulness (no NLI model or LLM judge is needed).
 
-It is *not* faithfulness and is never reported under that name. The rule, per answer:
-
-1. The answer is split into sentences (after ., ! or ? followed by a space and a capital,
-   quote, bracket or digit). Citation markers that open a sentence ("… rate. [1] The …")
-   belong to the sentence before; a sentence left with no words is dropped.
-2. A sentence's *cited passages* are the texts of the citations its ``[n]`` markers name.
-3. A sentence is supported when it has cited passages and
-   a. every number in it (after ``normalize``: "two" = 2, "1/2" = 0.5, "2.10" = 2.1) occurs
-      in its cited passages, and every name (a capitalised word that does not open the
-      sentence, or an acronym) occurs in them, case-insensitively — a passage's heading as the
-      citation shows it (document title, meeting date as "March 15, 2023") counts, so "March
-      2023: …" opening a sentence cited to that meeting is supported; and
-   b. it is semantically close to them: with an embedder (the pipeline's, ``embed_documents``)
-      the largest cosine between the sentence and one of its passages is at least
-      ``MIN_COSINE``; without one, at least ``MIN_OVERLAP`` of the sentence's content words
-      (normalised, 3+ characters, not stopwords) occur in the passages.
-4. The answer's support is the share of its sentences that are supported.
-
-Abstentions are not scored (they make no claims).
+Contract and design notes: docs/metrics.md#design-notes-fedlabevaluationanswerssupportpy.
 """
 from __future__ import annotations
 

@@ -1,25 +1,6 @@
 """The report's measures of a group of questions, each with a 95% bootstrap interval.
 
-``Outcomes`` holds one value per question and field (NaN where a field does not apply: a
-retrieval metric of an unanswerable question, a confidence when the agent did not run). Every
-measure is computed on a matrix of resampled question indices at once, so the point estimate is
-the same code on the identity resample and B resamples cost one vectorised pass:
-
-- ``answer_accuracy`` (answerable: every key fact stated), ``false_abstention_rate`` (answerable:
-  abstained), ``abstention_accuracy`` (unanswerable and off-topic: abstained) — as in
-  ``fedlab.evaluation.answers.measures``;
-- ``citation_validity``: valid citations / citations (1.0 when nothing was cited);
-- ``ece`` (10 equal-width bins), ``brier``, ``auroc`` (ties count one half) and
-  ``coverage@precision0.9`` of the reported confidence against ``correct`` — as in
-  ``fedlab.evaluation.answers.calibration`` and ``.selective``;
-- ``recall@10``, ``meeting_recall@5``, ``mrr@10``: means over the answerable questions;
-- ``latency_p50_ms``, ``latency_p95_ms``: of each question's end-to-end time (the agent's when it
-  ran, else the search's).
-
-An interval is the 2.5th and 97.5th percentile of B resamples of the questions (percentile
-bootstrap, a fixed seed); a measure a resample cannot compute (no answerable question drawn) is
-left out of that resample. ``difference`` gives the interval of one group's measure minus
-another's from independent resamples of each (the generalisation gap).
+Contract and design notes: docs/datasets-and-protocol.md#design-notes-fedlabevaluationreportintervalspy.
 """
 from __future__ import annotations
 

@@ -1,34 +1,6 @@
 """Retrieval metrics over answerable questions, on the ranked list the pipeline returned.
 
-Metric names (exact strings, the contract; ``METRIC_NAMES`` lists them in order):
-
-- ``recall@k`` (k = 1, 3, 5, 10): share of the question's evidence items covered by some
-  chunk in the top k. Evidence-item level; computed here (ranx has no such metric).
-- ``doc_recall@k`` (k = 1, 3, 5, 10): share of the question's distinct evidence documents
-  that appear (as any chunk's doc_id) in the top k. Computed here.
-- ``meeting_recall@k`` (k = 1, 3, 5, 10): share of the question's distinct evidence meetings
-  (the meeting dates of its evidence items) that appear (as any chunk's meeting_date) in the
-  top k. Computed here; the same under either relevance rule.
-- ``hit@k`` (k = 1, 3, 5, 10): 1 if any relevant chunk is in the top k (ranx ``hit_rate@k``).
-- ``mrr@10``: reciprocal rank of the first relevant chunk within the top 10 (ranx).
-- ``ndcg@10``: nDCG with linear gain (ranx ``ndcg``, Järvelin & Kekäläinen) over graded
-  qrels, grade = number of evidence items a chunk covers (see
-  ``fedlab.evaluation.retrieval.relevance``).
-
-Which chunks count as relevant (``recall@k``, ``hit@k``, ``mrr@10``, ``ndcg@10``, the qrels) is
-decided by ``fedlab.evaluation.retrieval.relevance.covers`` on the evidence as resolved: under
-the ``meeting`` rule a chunk of the same meeting's other document that holds the quote counts,
-under ``document`` only the evidence's own document does.
-
-Each question weighs the same (macro average). A question that no chunk of the index can
-cover scores 0 everywhere; ``RetrievalEvaluation.unreachable`` names those questions.
-
-ranx judges exactly the order the pipeline returned, ties included: ``ranx_scores`` hands it
-each ranked list as rows in that order, and ``to_ranx`` (TREC files, significance tests) gives
-rank-derived scores, since ranx orders a ``Run`` by score and breaks ties arbitrarily.
-
-MLflow refuses ``@`` in metric names: fedlab.tracking logs ``mlflow_name(name)`` (``recall@5``
--> ``recall_at_5``) and ``metric_from_mlflow_name`` reads them back.
+Contract and design notes: docs/metrics.md#design-notes-fedlabevaluationretrievalmetricspy.
 """
 from __future__ import annotations
 

@@ -1,32 +1,6 @@
 """Span-based relevance: is a returned passage about an evidence quote?
 
-An evidence item is a quote from one document of one FOMC meeting. Two rules
-(``eval.relevance``, see ``RELEVANCE_RULES``):
-
-- ``meeting`` (the default): a chunk is relevant when it comes from any document of the
-  evidence's meeting (same ``meeting_date``) in which the quote is found, and its returned
-  span covers at least half of the quote's located span in that document. The minutes'
-  policy-action section repeats the statement, so the statement sentence retrieved from the
-  same meeting's minutes is a hit. A chunk of another meeting is never relevant, however
-  alike its wording (the statements' template sentences recur meeting after meeting).
-- ``document``: only the evidence's own document counts (the original rule).
-
-Either way the judgment is span-based: ``resolve_evidence`` locates the quote (the
-normalised search of ``fedlab.dataset.locate.locate_quote``) in its document and, under
-``meeting``, in every other document of the meeting where it is found
-(``EvidenceSpan.also``); ``covers`` tests each located span against the chunk's returned
-span (``Chunk.span``; the parent passage for small_to_big). Judging by character spans, not
-chunk ids, keeps one set of evidence valid for every chunker.
-
-Chunk-level qrels (for ranx and TREC files) are graded: a chunk's grade is the number of the
-question's evidence items it covers (0 = not relevant, left out of the qrels).
-
-Passage ids. Several chunks may return the same passage (the children of one small_to_big
-parent). Judged by ids, the ideal ranking would then contain that passage several times and
-nDCG's ideal DCG would be inflated. So qrels and runs name a passage by a *canonical* chunk
-id: the smallest chunk id among the chunks that return that same (doc_id, span). A passage
-that appears again further down a list is a repeat, judged not relevant (see
-``fedlab.evaluation.retrieval.metrics``).
+Contract and design notes: docs/metrics.md#design-notes-fedlabevaluationretrievalrelevancepy.
 """
 from __future__ import annotations
 

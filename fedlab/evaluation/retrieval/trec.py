@@ -1,23 +1,6 @@
 """TREC qrels and run files, one pair per configuration.
 
-qrels: ``qid 0 chunk_id rel``; run: ``qid Q0 chunk_id rank score tag``.
-
-Qrels are per configuration because the relevant ids are chunk ids, which depend on the
-chunker. Ids are the judged ids of ``fedlab.evaluation.retrieval.metrics`` (canonical passage
-ids). They are also per relevance rule (``eval.relevance``): the qrels are the ``covers``
-judgments of the rule in use, so under ``meeting`` they list the same meeting's chunks of other
-documents that hold a quote, and under ``document`` only chunks of the evidence documents. The
-rule is not written in the file: it is recorded with the run (``EvalOutcome.relevance``, the
-run's config.yaml).
-
-Reading parses the files directly into dicts; ``fedlab.evaluation.retrieval.metrics.to_ranx``
-turns them into ranx objects. (ranx's own ``from_file`` builds numba arrays typed by the ids'
-string width and compiles for each new width, 10-25 s each; ``to_ranx`` re-encodes ids to one
-width.)
-
-The score column is rank-derived (n, n-1, ..., 1 for a list of n): trec_eval and ranx order
-a run by score, not by the rank column, and break ties arbitrarily, so the pipeline's own
-scores (ties in BM25, incomparable scales after fusion) could reorder the list on reload.
+Contract and design notes: docs/metrics.md#design-notes-fedlabevaluationretrievaltrecpy.
 """
 from __future__ import annotations
 
