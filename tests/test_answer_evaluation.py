@@ -363,7 +363,7 @@ def test_calibrate_then_evaluate_with_the_agent(corpus_dir, tmp_path):
     data = corpus_dir.parent.parent
     cal = tmp_path / "cal.json"
     proc = subprocess.run([sys.executable, "-m", "fedlab.calibrate", "--set", "retriever=bm25",
-                           "--set", f"paths.data_dir={data}", "--out", str(cal)],
+                           "--set", f"paths.data_dir={data}", "--set", "dataset.fit_sets=[]", "--out", str(cal)],
                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert f"calibration: {cal.resolve()}" in proc.stdout
@@ -442,7 +442,7 @@ def test_cross_fit_measures_the_split_on_unseen_questions_and_writes_nothing(cor
     extra = first(tmp_path / "calibration.jsonl", 3, ("factual", "minutes_views", "unanswerable", "off_topic"))
     proc = subprocess.run([sys.executable, "-m", "fedlab.calibrate", "--set", "retriever=bm25",
                            "--set", f"paths.data_dir={data}", "--set", f"dataset.path={dev}",
-                           "--set", f"dataset.calibration_path={extra}",
+                           "--set", f"dataset.calibration_path={extra}", "--set", "dataset.fit_sets=[]",
                            # the shipped rewordings reword the shipped files' questions
                            "--set", "dataset.calibration_rewordings_path=null", "--cross-fit", "--out", str(out)],
                           cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=600)
@@ -486,7 +486,7 @@ def test_the_calibration_set_must_exist_and_keep_its_own_ids(tmp_path):
     reused.write_text(dataset.read_text().splitlines()[0] + "\n")
     cfg.dataset.calibration_path = str(reused)
     first = json.loads(reused.read_text())
-    with pytest.raises(FedlabError, match=f"reuses question ids of dataset.path \\({first['id']}"):
+    with pytest.raises(FedlabError, match=f"reuse ids \\({first['id']}…\\) across dataset.path"):
         fitting_questions(cfg)
     renamed = tmp_path / "renamed.jsonl"
     renamed.write_text(json.dumps({**first, "id": "new-001", "split": "dev"}) + "\n")
@@ -496,6 +496,33 @@ def test_the_calibration_set_must_exist_and_keep_its_own_ids(tmp_path):
     assert len(questions) == 132
     cfg.dataset.calibration_path = None  # the split alone
     assert len(fitting_questions(cfg)[0]) == 131
+
+
+def test_fit_sets_join_the_fit_as_new_questions_and_only_dev_or_train_sets_may():
+    """dataset.fit_sets: registered dev/train sets join the fitting questions under their own
+    names; a heldout or test set, a pool or an unknown name is one line."""
+    from omegaconf import OmegaConf
+
+    from fedlab.dataset.registry import registered, select_ids
+    from fedlab.errors import FedlabError
+    from fedlab.evaluation.answers.calibrate import fitting_questions
+    from fedlab.evaluation.retrieval.harness import load_split
+
+    cfg = OmegaConf.create({"dataset": {"path": str(ROOT / "datasets/fomc_qa/fomc_qa.jsonl"), "split": "dev",
+                                        "calibration_path": None, "fit_sets": ["fresh_dev4_a"]}})
+    questions, sources = fitting_questions(cfg)
+    joined = registered("fresh_dev4_a")
+    expected = select_ids(load_split(joined.path, joined.split), joined.ids, joined.path)
+    assert [q.id for q, s in zip(questions, sources) if s == "fresh_dev4_a"] == [q.id for q in expected]
+    assert sources.count("dev") == 131 and len(questions) == 131 + len(expected)
+    for name, said in (("fresh_dev4_b", "a heldout set"), ("fomc_qa_test", "a test set"), ("dev_sets", "a pool"),
+                       ("no_such_set", "no registered question set")):
+        cfg.dataset.fit_sets = [name]
+        with pytest.raises(FedlabError, match=said):
+            fitting_questions(cfg)
+    cfg.dataset.fit_sets = ["fomc_qa"]  # the split's own questions again
+    with pytest.raises(FedlabError, match="reuse ids"):
+        fitting_questions(cfg)
 
 
 def test_rewordings_name_their_question_and_a_bad_line_is_one_line(tmp_path):

@@ -121,7 +121,8 @@ def test_sweep_export_gate(workspace, tmp_path):
     production = tmp_path / "production.yaml"
     calibrator = tmp_path / "calibration.json"
     proc = _run(["-m", "fedlab.export", f"sweep_run_id={parent}", f"out={production}",
-                 f"calibration.out={calibrator}", f"mlflow.tracking_uri={workspace['uri']}",
+                 f"calibration.out={calibrator}", "calibration.overrides=['dataset.fit_sets=[]']",
+                 f"mlflow.tracking_uri={workspace['uri']}",
                  f"paths.data_dir={workspace['data']}"])
     assert proc.returncode == 0, proc.stderr[-3000:]
     text = production.read_text()

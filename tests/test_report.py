@@ -161,7 +161,7 @@ def report_env(tmp_path_factory, corpus_dir):
     first = run_python([*args, "--out", str(base / "first")], env=env)
     second = run_python([*args, "--out", str(base / "second"), "--against", str(base / "first" / "report.json")],
                         env=env)
-    return {"base": base, "first": first, "second": second, "uri": env["MLFLOW_TRACKING_URI"]}
+    return {"base": base, "first": first, "second": second, "uri": env["MLFLOW_TRACKING_URI"], "data_dir": data}
 
 
 def test_report_writes_sets_pools_and_groups(report_env):
@@ -215,6 +215,33 @@ def test_against_gives_a_paired_change_per_set(report_env):
         assert s["changed_answers"]["n"] == 0 and s["changed_answers"]["of"] == s["overall"]["n"]
     md = (report_env["base"] / "second" / "report.md").read_text()
     assert "Against the earlier report" in md and "## Changed answers" in md
+
+
+def test_ablate_answers_each_skills_questions_again_without_it(report_env):
+    """python -m fedlab.ablate: per skill that fired in the report, its questions answered with and
+    without it; the counts agree with each other; a report that is not there is one line."""
+    base = report_env["base"]
+    args = ["-m", "fedlab.ablate", "--config", "evaluate", "--set", "retriever=bm25", "--set", "agent=default",
+            "--set", "lm=extractive", "--set", f"agent.calibration={ROOT / 'conf/calibration/extractive-bm25.json'}",
+            "--report", str(base / "first" / "report.json"), "--roles", "heldout", "--out", str(base / "ablate"),
+            "--no-progress"]
+    first = json.loads((base / "first" / "report.json").read_text())
+    proc = run_python([*args, "--set", f"paths.data_dir={report_env['data_dir']}"],
+                      env={"MLFLOW_TRACKING_URI": report_env["uri"]})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads((base / "ablate" / "skills_ablation.json").read_text())
+    answers = [json.loads(x) for x in (Path(next(s["local_dir"] for s in first["sets"] if s["name"] == "fresh_dev4_b"))
+                                       / "agent_answers.jsonl").read_text().splitlines()]
+    fired = {k for a in answers for k in a.get("skills") or () if k != "reader"}
+    assert set(out["skills"]) == fired and fired
+    for skill, roles in out["skills"].items():
+        row = roles["heldout"]
+        assert row["fires"] == sum(skill in (a.get("skills") or ()) for a in answers)
+        assert row["right_on"] - row["only_on"] == row["right_off"] - row["only_off"] >= 0
+        assert max(row["right_on"], row["right_off"]) <= row["fires"]
+    assert "| skill | role | fires |" in (base / "ablate" / "skills_ablation.md").read_text()
+    gone = run_python(["-m", "fedlab.ablate", "--report", str(base / "absent.json")])
+    assert gone.returncode == 2 and "is not a readable report" in gone.stderr and "Traceback" not in gone.stderr
 
 
 def test_changed_answers_counts_a_different_text_abstention_or_skill(tmp_path):

@@ -9,6 +9,7 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -45,6 +46,26 @@ _CAPITALISED = re.compile(r"(?<![.?!]\s)(?<!^)\b[A-Z][A-Za-z]+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'&.-]*[A-Za-z0-9]|[A-Za-z]")  # a word as written, numbers aside
 _CITED_SENTENCE = re.compile(r"(?:\s*\[\d+\])+")  # the citation markers closing a sentence
 MAX_ANSWER_SENTENCES = 8
+
+
+ZIPF_FLOOR = 3.0  # wordfreq's small English list holds the words at least this frequent: rarer ones read as 0
+
+
+@lru_cache(maxsize=65536)
+def english_zipf(word: str) -> float:
+    """The word's frequency in general English on the Zipf scale (wordfreq: log10 of uses per
+    billion words; "the" 7.7, "hey" 5.1, "taper" 3.3), 0 below ZIPF_FLOOR or for a word it does
+    not know. The small list loads in ~10 ms (the large one in ~200 ms, on every cold ask)."""
+    from wordfreq import zipf_frequency
+
+    return float(zipf_frequency(word, "en", wordlist="small"))
+
+
+def counts_as_unknown(word: str, rare_zipf: float | None) -> bool:
+    """Whether a word no passage uses may count as unknown: every such word when ``rare_zipf`` is
+    None, else only one rarer in general English than ``rare_zipf`` (a name, a term of art), not
+    the ordinary words a question is put in."""
+    return rare_zipf is None or english_zipf(word) < rare_zipf
 
 
 @dataclass
@@ -90,12 +111,26 @@ class Vocabulary:
                    [str(d) for d in data.get("meetings") or []],
                    {str(k): [str(t) for t in v] for k, v in (data.get("markers") or {}).items()})
 
-    def unknown_words(self, question: str) -> list[str]:
+    def absent(self, word: str) -> bool:
+        """Whether no passage uses any token of ``word`` (False for a word with no tokens)."""
+        return bool(toks := TOKENS(word)) and all(self.df.get(t, 0) == 0 for t in toks)
+
+    def unknown_words(self, question: str, rare_zipf: float | None = None) -> list[str]:
         """The question's words, as written, that no passage uses ("QT" when the documents say "balance
-        sheet runoff"): with an abstention, what to put in other words. Numbers aside: a date
-        outside the coverage is the coverage check's."""
+        sheet runoff") and that count as unknown (``counts_as_unknown``): with an abstention, what to
+        put in other words. Numbers aside: a date outside the coverage is the coverage check's."""
         words = dict.fromkeys(_WORD.findall(split_request(question)[1]))
-        return [w for w in words if (toks := TOKENS(w)) and all(self.df.get(t, 0) == 0 for t in toks)]
+        return [w for w in words if self.absent(w) and counts_as_unknown(w, rare_zipf)]
+
+    def filler_tokens(self, text: str, rare_zipf: float | None) -> set[str]:
+        """The tokens of ``text`` that only words no passage uses and general English uses often
+        (at least ``rare_zipf``) give: none when ``rare_zipf`` is None."""
+        if rare_zipf is None:
+            return set()
+        kept, common = set(), set()
+        for word in _WORD.findall(text):
+            (common if self.absent(word) and not counts_as_unknown(word, rare_zipf) else kept).update(TOKENS(word))
+        return common - kept
 
     def meeting_between(self, lo: str | None, hi: str | None) -> bool:
         return any((lo is None or d >= lo) and (hi is None or d <= hi) for d in self.meetings)
@@ -110,10 +145,14 @@ class QuestionTerms:
     marked: set[str] = field(default_factory=set)  # document types a term of the question marks (Vocabulary.markers)
 
 
-def question_terms(question: str, hint: DateHint | None, vocab: Vocabulary) -> QuestionTerms:
+def question_terms(question: str, hint: DateHint | None, vocab: Vocabulary,
+                   rare_zipf: float | None = None) -> QuestionTerms:
+    """The question's terms; ``rare_zipf``: a word no passage uses is a content term only when rarer
+    than this in general English (``counts_as_unknown``; None: every word)."""
     dated = set(TOKENS(hint.text)) if hint is not None and hint.text else set()
     dated |= numeric_date_tokens(question, TOKENS)  # a date in numbers is no term
     request, asked = split_request(question)  # "walk me through …": its words say how to answer, not what about
+    dated |= vocab.filler_tokens(asked, rare_zipf)  # "hey", "dumb": how it is put, not what about
     content = [t for t in dict.fromkeys(TOKENS(asked)) if t not in dated]
     words = set(TOKENS(" ".join(_CAPITALISED.findall(question)))) - (set(TOKENS(request)) - set(content))
     numbers = {t for t in TOKENS(asked) if t[:1].isdigit()}

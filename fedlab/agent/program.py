@@ -464,7 +464,7 @@ class AgentProgram:
 
         def done(answer: AgentAnswer) -> AgentAnswer:
             if answer.abstained and answer.abstain_reason in EVIDENCE_ABSTENTIONS and self.vocabulary is not None:
-                answer.unknown_words = self.vocabulary.unknown_words(question)
+                answer.unknown_words = self.vocabulary.unknown_words(question, self.settings.rare_word_zipf)
             timings["total"] = (time.perf_counter() - t0) * 1000
             answer.latency_ms = {k: round(v, 3) for k, v in timings.items()}
             answer.lm_usage = self.backend.usage_since(mark)
@@ -493,7 +493,7 @@ class AgentProgram:
 
         terms = asked = question_vector = None
         if self.vocabulary is not None:
-            terms = question_terms(question, hint, self.vocabulary)
+            terms = question_terms(question, hint, self.vocabulary, self.settings.rare_word_zipf)
             asked = {**question_features(terms, hint, self.vocabulary), "intent_off_topic": float(intent == "off_topic")}
             question_vector = self.embedding(question)  # read by the question heads and the answer's similarity
             if self.model is not None and self.model.reads_questions:

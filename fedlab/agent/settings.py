@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fedlab.agent.confidence import DEFAULT_THRESHOLDS, DEFAULT_WEIGHTS, check_thresholds
+from fedlab.agent.evidence import ZIPF_FLOOR
 from fedlab.errors import FedlabError
 
 DEFAULT_GROUPS = {"agent": "default", "lm": "extractive"}
@@ -36,6 +37,7 @@ class AgentSettings:
     marked_doc_type: bool = True  # ... and one spanning several meetings whose words mark one ("participants": minutes)
     glossary: bool = True  # the extractive reader matches the corpus's abbreviations both ways ("IOER")
     shorthand: bool = True  # the question is read with its shorthand in the documents' words ("dec 2023", "QT")
+    rare_word_zipf: float | None = None  # a word no passage uses counts as unknown only below this English Zipf frequency
     statement_runs: bool = True  # a question asking when something was said gets the first and last statements saying it
     vote_passages: int = 12  # questions about votes get the vote record of each meeting in range, up to this many; 0 = never
     recorded_dissents: bool = True  # a vote question naming a dissenter the timeline records in range is answerable
@@ -54,6 +56,9 @@ class AgentSettings:
             raise FedlabError("agent.max_reformulations, agent.change_passages, agent.vote_passages and "
                               "agent.balance_sheet_passages must be >= 0 and "
                               "agent.max_context >= 1")
+        if self.rare_word_zipf is not None and not ZIPF_FLOOR <= float(self.rare_word_zipf) <= 8.0:
+            raise FedlabError(f"agent.rare_word_zipf={self.rare_word_zipf} must be a Zipf frequency in "
+                              f"[{ZIPF_FLOOR:g}, 8] (wordfreq's small list) or null")
         for name, value in (("agent.answerability.threshold", self.answerability.get("threshold")),
                             ("agent.answerability.answer_threshold", self.answerability.get("answer_threshold")),
                             ("agent.off_topic_threshold", self.off_topic_threshold)):

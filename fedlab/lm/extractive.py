@@ -56,14 +56,15 @@ def reformulate_query(question: str, previous_query: str, attempt: int) -> dict:
 
 def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3,
                       abbreviations: Abbreviations = (), rank_weight: float = 0.0,
-                      report_weight: float = 1.0) -> dict:
-    """The skills' answer (fedlab.skills.registry.answer) with the sentence reader set as given."""
+                      report_weight: float = 1.0, skills_off: frozenset[str] = frozenset()) -> dict:
+    """The skills' answer (fedlab.skills.registry.answer) with the sentence reader set as given,
+    ``skills_off`` left out."""
     from fedlab.query.frame import frame_of
     from fedlab.skills.reader import SentenceReader
     from fedlab.skills.registry import answer
 
     reader = SentenceReader(max_sentences, abbreviations, rank_weight, report_weight)
-    return answer(frame_of(question), passages, reader)
+    return answer(frame_of(question), passages, reader, skills_off)
 
 
 class SignaturePredictor:
@@ -122,10 +123,14 @@ class ExtractiveBackend(FunctionBackend):
     name = "extractive"
     is_language_model = False
 
-    def __init__(self, max_sentences: int = 3, rank_weight: float = 0.0, report_weight: float = 1.0):
+    def __init__(self, max_sentences: int = 3, rank_weight: float = 0.0, report_weight: float = 1.0,
+                 skills_off: list[str] | tuple[str, ...] = ()):
+        from fedlab.skills.registry import check_names
+
         self.max_sentences = int(max_sentences)
         self.rank_weight = float(rank_weight)
         self.report_weight = float(report_weight)
+        self.skills_off = check_names(skills_off or ())
         self.abbreviations: Abbreviations = ()
 
     def use_glossary(self, glossary: dict[str, str]) -> None:
@@ -135,7 +140,7 @@ class ExtractiveBackend(FunctionBackend):
 
     def synthesize(self, question: str, passages: list[str]) -> dict:
         return synthesize_answer(question, passages, self.max_sentences, self.abbreviations, self.rank_weight,
-                                 self.report_weight)
+                                 self.report_weight, self.skills_off)
 
     def describe(self) -> str:
         return "extractive (sentences selected from the sources; no language model)"

@@ -208,7 +208,7 @@ def _ranked(score: float, top: float, place: int, rank_weight: float) -> float:
 
 def _extracted(question: str, passages: list[str], hint, max_sentences: int, abbreviations: Abbreviations = (),
                skip: Callable[[str], bool] | None = None, rank_weight: float = 0.0,
-               report_weight: float = 1.0) -> tuple[str, bool]:
+               report_weight: float = 1.0, changes: bool = True) -> tuple[str, bool]:
     """Rules 0, 2 and 3 (module docstring): sentences of the passages, and whether they are rule 0's
     statement changes; ``skip``: sentences left out; ``report_weight``: the share of its score a
     sentence reporting the staff's or the markets' views keeps in a question about the Committee's."""
@@ -247,7 +247,7 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         # fsum: exactly rounded, so the score does not depend on the set's (hash-seeded) order
         return lambda terms: math.fsum(idf[t] * (2.0 if _NUMBER.match(t) else 1.0) for t in asked & terms if t in idf)
 
-    if asks_change and changed:  # what was asked about, not the asking for a change ("little changed")
+    if changes and asks_change and changed:  # what was asked about, not the asking for a change ("little changed")
         score = scorer(candidates + changed, q_terms - CHANGE_WORDS)
         # a question naming the changed passages' kind of document ("between the June and July
         # statements") compares those documents: their other sentences are what the changes compete with
@@ -518,6 +518,8 @@ class SentenceReader:
     def applies(self, frame) -> bool:
         return True
 
-    def answer(self, frame, passages: list[str], said: Callable[[str], bool] | None = None) -> tuple[str, bool]:
+    def answer(self, frame, passages: list[str], said: Callable[[str], bool] | None = None,
+               changes: bool = True) -> tuple[str, bool]:
+        """``changes``: rule 0 (the statement changes) may answer; False leaves it out."""
         return _extracted(frame.question, passages, frame.hint, self.max_sentences, self.abbreviations, skip=said,
-                          rank_weight=self.rank_weight, report_weight=self.report_weight)
+                          rank_weight=self.rank_weight, report_weight=self.report_weight, changes=changes)

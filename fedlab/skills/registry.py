@@ -27,12 +27,16 @@ CREDIT = ("votes", "balance_sheet", "administered_values", "said_run")  # after 
 READER, CHANGES = "reader", "statement_changes"
 
 
-def answer(frame: QuestionFrame, passages: list[str], reader: SentenceReader) -> dict:
+NAMES = tuple(s.name for s in (*OPENING, *ANSWERING, *BESIDE_READER)) + (CHANGES,)  # what may be switched off
+
+
+def answer(frame: QuestionFrame, passages: list[str], reader: SentenceReader, off: frozenset[str] = frozenset()) -> dict:
     """{"answer", "composed", "skill", "skills"} for the question ``frame`` reads. ``composed``:
-    the answer holds a part composed from records (a skill other than the reader's plain sentences)."""
+    the answer holds a part composed from records (a skill other than the reader's plain sentences).
+    ``off``: skills (of NAMES) left out, as if they never applied — the reader answers in their place."""
     said: dict[str, str] = {}
     leave_out = []  # the reader's: sentences an opening skill said
-    for skill in OPENING:
+    for skill in _on(OPENING, off):
         got = skill.answer(frame, passages) if skill.applies(frame) else None
         if got is None:
             continue
@@ -42,29 +46,43 @@ def answer(frame: QuestionFrame, passages: list[str], reader: SentenceReader) ->
         if got.said is not None:
             leave_out.append(got.said)
     composed, by = "", None
-    for skill in ANSWERING:
+    for skill in _on(ANSWERING, off):
         got = skill.answer(frame, passages) if skill.applies(frame) else None
         if got is not None and got.text:
             composed, by = got.text, skill.name
             break
     if not composed:
-        for skill in BESIDE_READER:
+        for skill in _on(BESIDE_READER, off):
             got = skill.answer(frame, passages) if skill.applies(frame) else None
             if got is not None and got.text:
                 said[skill.name] = got.text
     opened = [name for name in LAYOUT if name in said]
     if composed or set(said) - {said_runs.SKILL.name}:
-        rest = composed or reader.answer(frame, passages, _any(leave_out))[0]
+        rest = composed or reader.answer(frame, passages, _any(leave_out), changes=CHANGES not in off)[0]
         credited = ([by] if composed else []) + [name for name in CREDIT if name in said]
         lines = [said[name] for name in opened] + ([rest] if rest else [])
         return {"answer": " ".join(lines), "composed": True, "skill": credited[0],
                 "skills": credited + ([] if composed else [READER])}
-    rest, changes = reader.answer(frame, passages)
+    rest, changes = reader.answer(frame, passages, changes=CHANGES not in off)
     credited = [name for name, part in ((said_runs.SKILL.name, said.get(said_runs.SKILL.name)), (CHANGES, changes))
                 if part] + [READER]
     run = said.get(said_runs.SKILL.name, "")
     return {"answer": " ".join(a for a in (run, rest) if a), "composed": bool(run or changes),
             "skill": credited[0], "skills": credited}
+
+
+def _on(skills: tuple, off: frozenset[str]) -> tuple:
+    return tuple(skill for skill in skills if skill.name not in off)
+
+
+def check_names(names) -> frozenset[str]:
+    """``lm.skills_off`` as a set of skill names; one line naming the skills when one is unknown."""
+    unknown = sorted(set(names) - set(NAMES))
+    if unknown:
+        from fedlab.errors import FedlabError
+
+        raise FedlabError(f"lm.skills_off names {', '.join(map(repr, unknown))}, no skill: use some of {', '.join(NAMES)}")
+    return frozenset(names)
 
 
 def _any(tests: list):

@@ -190,7 +190,8 @@ def export_production(cfg: DictConfig) -> Exported:
         with staged(out, ".yaml") as staged_config, staged(calibration, ".json") as staged_model:
             write_text(staged_config, render_production(best, choices, settings, sweep_id))
             fit_calibration(str(staged_config), str(staged_model), cfg.paths.data_dir,
-                            cfg.calibration.get("method", "logistic"), name=str(out))
+                            cfg.calibration.get("method", "logistic"), name=str(out),
+                            overrides=[str(o) for o in cfg.calibration.get("overrides") or ()])
             write_text(staged_config, render_production(best, choices, settings, sweep_id, calibration_ref(calibration),
                                                         chosen_threshold(str(staged_model))))
             replace_together([(staged_model, calibration), (staged_config, out)])
@@ -263,14 +264,16 @@ def _read_run_config(path: str, run_id: str) -> Any:
         raise _refused(run_id, f"has a config.yaml that cannot be read as YAML ({type(exc).__name__})") from None
 
 
-def fit_calibration(production: str, out: str, data_dir: str, method: str = "logistic", name: str | None = None) -> None:
+def fit_calibration(production: str, out: str, data_dir: str, method: str = "logistic", name: str | None = None,
+                    overrides: list[str] | None = None) -> None:
     """Fit the agent's answerability model on the dev split with the exported pipeline
-    (``production``, a config file; ``name``: the file it is going to be, as the model records it)."""
+    (``production``, a config file; ``name``: the file it is going to be, as the model records it;
+    ``overrides``: ``calibration.overrides``, e.g. ``dataset.fit_sets=[]``)."""
     from rich.console import Console
 
     from fedlab.evaluation.answers.calibrate import calibrate, compose_for_agent, print_result
 
-    sets = [f"paths.data_dir={data_dir}"]
+    sets = [f"paths.data_dir={data_dir}", *(overrides or ())]
     console = Console(stderr=True)
     try:
         cfg = compose_for_agent(str(production), sets, "dev")

@@ -14,6 +14,8 @@ model fitted without it (``cross_fit``).
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +30,7 @@ from fedlab.errors import FedlabError
 
 METHODS = ("logistic", "platt")
 CALIBRATION_SET = "calibration set"  # the source name of dataset.calibration_path's questions
+FIT_SET_ROLES = ("dev", "train")  # the roles a set joining the fit (dataset.fit_sets) may have
 
 
 @dataclass
@@ -219,16 +222,47 @@ def hard_sampled(cfg):
                           "give one that matches the start of those questions' ids, or null") from None
 
 
-def fitting_questions(cfg) -> tuple[list, list[str]]:
-    """The split's questions, then the calibration set's, and where each comes from."""
+def fit_sets(cfg) -> list[tuple[str, list]]:
+    """``dataset.fit_sets``: registered question sets of role dev or train whose questions join the
+    calibration set's as questions the agent was not built on, each with its questions ([] when none)."""
+    from fedlab.dataset.registry import registered, select_ids
     from fedlab.evaluation.retrieval.harness import load_split
 
-    split, extra = load_split(cfg.dataset.path, cfg.dataset.split), calibration_set(cfg)
-    clash = sorted({q.id for q in split} & {q.id for q in extra})
+    names = cfg.dataset.get("fit_sets") or []
+    if isinstance(names, str):
+        names = [names]
+    chosen = []
+    for name in names:
+        registered_set = registered(str(name))
+        if registered_set.members:
+            raise FedlabError(f"dataset.fit_sets names {name!r}, a pool: name its member sets instead")
+        if registered_set.role not in FIT_SET_ROLES:
+            raise FedlabError(f"dataset.fit_sets names {name!r}, a {registered_set.role} set: fit only on dev or "
+                              "train sets (heldout and test sets confirm a fit, they never make one)")
+        questions = select_ids(load_split(registered_set.path, registered_set.split), registered_set.ids,
+                               registered_set.path)
+        chosen.append((registered_set.name, questions))
+    return chosen
+
+
+def fitting_questions(cfg) -> tuple[list, list[str]]:
+    """The split's questions, then the calibration set's and each of ``dataset.fit_sets``', and
+    where each comes from (the split's name, CALIBRATION_SET or the fit set's name)."""
+    from fedlab.evaluation.retrieval.harness import load_split
+
+    questions = list(load_split(cfg.dataset.path, cfg.dataset.split))
+    sources = [str(cfg.dataset.split)] * len(questions)
+    extra = calibration_set(cfg)
+    questions += extra
+    sources += [CALIBRATION_SET] * len(extra)
+    for name, chosen in fit_sets(cfg):
+        questions += chosen
+        sources += [name] * len(chosen)
+    clash = sorted(qid for qid, n in Counter(q.id for q in questions).items() if n > 1)
     if clash:
-        raise FedlabError(f"dataset.calibration_path={cfg.dataset.calibration_path} reuses question ids of "
-                          f"dataset.path ({', '.join(clash[:3])}…): give the calibration set its own ids")
-    return [*split, *extra], [str(cfg.dataset.split)] * len(split) + [CALIBRATION_SET] * len(extra)
+        raise FedlabError(f"the fitting questions reuse ids ({', '.join(clash[:3])}…) across "
+                          "dataset.path, dataset.calibration_path and dataset.fit_sets: give each question its own id")
+    return questions, sources
 
 
 @dataclass
@@ -236,7 +270,7 @@ class Collected:
     """The split (and the calibration set) answered by the unmodelled agent, and the rows the model is fitted on."""
 
     questions: list
-    sources: list[str]  # per question: the split's name or CALIBRATION_SET
+    sources: list[str]  # per question: the split's name, CALIBRATION_SET or a fit set's name
     pipeline: object
     vocabulary: object  # fedlab.agent.evidence.Vocabulary
     agent: object  # the unmodelled fedlab.agent.program.AgentProgram
@@ -257,6 +291,7 @@ def collect_rows(cfg, console: Console) -> Collected:
     from fedlab.pipeline import build_pipeline
 
     questions, sources = fitting_questions(cfg)
+    split_source = str(cfg.dataset.split)
     hard = hard_sampled(cfg)
     pipeline = build_pipeline(cfg, progress=True)  # what a cold cache builds, shown on stderr
     vocabulary = Vocabulary.from_chunks(pipeline.chunks)
@@ -274,7 +309,7 @@ def collect_rows(cfg, console: Console) -> Collected:
         vector = pipeline.question_vector(agent.read(q.question))  # what the agent embeds
         reworded = [pipeline.question_vector(agent.read(text)).tolist() for text in rewordings.get(q.id, ())]
         rows.append(Row(dict(a.signals), outcome, q.category == "off_topic",
-                        vector.tolist() if vector is not None else None, fresh=sources[i] == CALIBRATION_SET,
+                        vector.tolist() if vector is not None else None, fresh=sources[i] != split_source,
                         hard=sources[i] == CALIBRATION_SET and hard is not None and bool(hard.match(q.id)),
                         rewordings=reworded))
         row_question.append(i)
@@ -340,7 +375,7 @@ def cross_fit(cfg, target_precision: float | None = None, max_false_abstention: 
                     advance()
     outcome = evaluate_answers(c.questions, answers, c.pipeline)
     by_source = {}
-    if CALIBRATION_SET in c.sources:  # one source: its measures are the whole's
+    if len(set(c.sources)) > 1:  # one source: its measures are the whole's
         for source in dict.fromkeys(c.sources):
             idx = [i for i, s in enumerate(c.sources) if s == source]
             by_source[source] = (len(idx), summarize([outcome.results[i] for i in idx], [answers[i] for i in idx]))
@@ -375,6 +410,7 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
     withheld = withheld_target(cfg)
     c = collect_rows(cfg, console)
     n_extra = sum(s == CALIBRATION_SET for s in c.sources)
+    fitted_sets = {name: sum(s == name for s in c.sources) for name, _ in fit_sets(cfg)}
     meta = {"split": cfg.dataset.split, "dataset_hash": dataset_hash(cfg.dataset.path),
             "corpus_hash": c.pipeline.corpus.content_hash,
             "lm": cfg.lm._target_, "retriever": cfg.retriever.kind, "config": config_name, "sets": list(overrides),
@@ -383,6 +419,10 @@ def calibrate(cfg, out: str | Path | None = None, target_precision: float | None
     if n_extra:
         meta["calibration_set"] = {"path": Path(cfg.dataset.calibration_path).name, "n": n_extra,
                                    "hash": dataset_hash(cfg.dataset.calibration_path)}
+    if fitted_sets:
+        from fedlab.dataset.registry import registered
+
+        meta["fit_sets"] = {name: {"n": n, "hash": dataset_hash(registered(name).path)} for name, n in fitted_sets.items()}
     embedder = c.pipeline.question_side
     if embedder is not None:  # the question head reads this embedder's vectors
         meta.update(embedder=cfg.embedder.name, embedder_fingerprint=embedder.fingerprint())
