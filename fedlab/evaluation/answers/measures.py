@@ -20,6 +20,9 @@ Aggregates (``summarize``); a share whose denominator is empty is left out, exce
 - ``citation_validity``: valid citations / citations, over all questions;
 - ``citation_support``: supporting citations / citations, over answerable questions with citations;
 - ``citations_per_answer``: mean citations of the answers that were not abstentions;
+- ``answer_length``: mean words of those answers (citation markers aside), and ``duplicate_rate``:
+  the share of their sentence pairs (pooled) that restate each other (fedlab.skills.restated) —
+  "each fact said once";
 - ``support`` (offline proxy, see ``support.py``) and ``faithfulness`` (LLM judge) when given;
 - ``ece``, ``brier`` on the confidence as reported (calibrated when a calibrator is set) and
   ``ece_raw``, ``brier_raw`` on the raw score; ``ece_if_calibrated``: the ECE a perfectly
@@ -113,6 +116,18 @@ def skill_metrics(results: Sequence[QuestionRecord]) -> dict[str, float]:
     return out
 
 
+def length_measures(texts: Sequence[str]) -> dict[str, float | None]:
+    """``answer_length`` (mean words, citation markers aside) and ``duplicate_rate`` (near-duplicate
+    sentence pairs / sentence pairs, pooled) of the answers ``texts``; None when there is none."""
+    from fedlab.skills.restated import CITE_MARKERS, duplicate_pairs
+
+    lengths = [len(CITE_MARKERS.sub("", t).split()) for t in texts]
+    pairs = [duplicate_pairs(t) for t in texts]
+    total = sum(n for _, n in pairs)
+    return {"answer_length": sum(lengths) / len(lengths) if lengths else None,
+            "duplicate_rate": sum(d for d, _ in pairs) / total if total else None}
+
+
 def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer]) -> dict[str, float]:
     """The aggregate metrics listed in the module docstring (``results`` and ``answers`` align)."""
     answerable = [r for r in results if r.answerable]
@@ -134,6 +149,7 @@ def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer])
                                    / sum(r.n_citations for r in with_cites)) if with_cites else None
     answered = [r for r in results if not r.abstained]
     metrics["citations_per_answer"] = sum(r.n_citations for r in answered) / len(answered) if answered else None
+    metrics.update(length_measures([a.answer for a in answers if not a.abstained]))
     for name in ("support", "faithfulness"):
         values = [getattr(r, name) for r in results if getattr(r, name) is not None]
         metrics[name] = sum(values) / len(values) if values else None
