@@ -183,7 +183,8 @@ def question_table(records: Sequence[Record], abbreviations=(), rank_weight: flo
     return out
 
 
-def fit_ranker(tables: Sequence[QuestionRows], names: Sequence[str] | None = None, meta: dict | None = None):
+def fit_ranker(tables: Sequence[QuestionRows], names: Sequence[str] | None = None, meta: dict | None = None,
+               min_share: float = 0.5):
     """A standardised logistic regression on every sentence of ``tables`` -> SentenceRanker."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
@@ -200,7 +201,7 @@ def fit_ranker(tables: Sequence[QuestionRows], names: Sequence[str] | None = Non
     scale[scale <= 1e-12] = 1.0
     model = LogisticRegression(C=C, max_iter=2000).fit((X - mean) / scale, y)
     return SentenceRanker(names, tuple(mean.tolist()), tuple(scale.tolist()), tuple(model.coef_[0].tolist()),
-                          float(model.intercept_[0]), meta=dict(meta or {}))
+                          float(model.intercept_[0]), min_share, dict(meta or {}))
 
 
 def _ordered(scores: list[float]) -> list[int]:
@@ -242,7 +243,7 @@ class CrossFitResult:
     pooled: dict[str, float]
 
 
-def cross_fit(tables: Sequence[QuestionRows], backend, answers: bool = True) -> CrossFitResult:
+def cross_fit(tables: Sequence[QuestionRows], backend, answers: bool = True, min_share: float = 0.5) -> CrossFitResult:
     """Leave one question set out: each set's sentences scored by a model fitted on the others;
     ranking measures (hand-set vs model) and, with ``answers``, the drafts right on each set."""
     sets = sorted({t.record.set for t in tables})
@@ -253,7 +254,7 @@ def cross_fit(tables: Sequence[QuestionRows], backend, answers: bool = True) -> 
     for name in sets:
         train = [t for t in tables if t.record.set != name]
         held = [t for t in tables if t.record.set == name]
-        ranker = fit_ranker(train)
+        ranker = fit_ranker(train, min_share=min_share)
         hand = [([f["handset"] for f in t.features], t.labels) for t in held]
         model = [([ranker.score(f) for f in t.features], t.labels) for t in held]
         hand_all += hand
