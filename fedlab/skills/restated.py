@@ -4,7 +4,7 @@ The minutes' policy-action section repeats the statement, and a template sentenc
 meeting to meeting: an answer quoting both says one fact twice. Two sentences are near-duplicates
 when difflib's ratio over their lower-cased words, each list sorted (a token-sort ratio, numbers
 kept: "to 5 percent" is not "to 5-1/4 percent"), reaches a threshold (``lm.dedup_threshold``,
-chosen on the dev sets). ``answer_sentences`` splits an answer as written (its [Source N]
+chosen on the dev sets) and they state the same figures. ``answer_sentences`` splits an answer as written (its [Source N]
 markers and meeting labels aside); ``duplicate_rate`` is the share of an answer's sentence pairs
 that are near-duplicates — the measure of fedlab.evaluation.answers.measures.
 """
@@ -19,6 +19,7 @@ from fedlab.chunking.splitting import sentence_spans
 DEFAULT_THRESHOLD = 0.9
 CITE_MARKERS = re.compile(r"\s*\[(?:Source \d+(?:,\s*)?)+\]")
 _WORD = re.compile(r"[\w$%.'/-]+")
+_NUMBERS = re.compile(r"\d+(?:[.,/-]\d+)*")
 
 
 @lru_cache(maxsize=4096)
@@ -35,8 +36,9 @@ def similarity(a: str, b: str) -> float:
 
 
 def restates(a: str, b: str, threshold: float = DEFAULT_THRESHOLD) -> bool:
-    """``a`` says what ``b`` says: their similarity reaches ``threshold``."""
-    return similarity(a, b) >= threshold
+    """``a`` says what ``b`` says: the same figures, and their similarity reaches ``threshold`` (a
+    different figure is a different fact: "to 5 to 5-1/4 percent" is not "to 5-1/4 to 5-1/2 percent")."""
+    return _NUMBERS.findall(a) == _NUMBERS.findall(b) and similarity(a, b) >= threshold
 
 
 def answer_sentences(answer: str) -> list[str]:
