@@ -187,3 +187,9 @@ def test_the_fit_command_refuses_a_foreign_records_file_in_one_line(tmp_path, ca
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: --records") and "\n" not in err
     assert not (tmp_path / "r.json").exists()
+
+
+def test_the_agents_citation_markers_are_not_figures():
+    answer = f"{DECISION} [2] {RESTATED} [3, 5]"
+    assert answer_sentences(answer) == [DECISION, RESTATED]
+    assert duplicate_rate(answer) == 1.0

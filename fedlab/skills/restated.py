@@ -17,7 +17,7 @@ from functools import lru_cache
 from fedlab.chunking.splitting import sentence_spans
 
 DEFAULT_THRESHOLD = 0.9
-CITE_MARKERS = re.compile(r"\s*\[(?:Source \d+(?:,\s*)?)+\]")
+CITE_MARKERS = re.compile(r"\s*\[(?:(?:Source\s+)?\d+(?:,\s*)?)+\]")  # "[Source 2]" (drafts), "[2, 5]" (the agent's answers)
 _WORD = re.compile(r"[\w$%.'/-]+")
 _NUMBERS = re.compile(r"\d+(?:[.,/-]\d+)*")
 
