@@ -111,6 +111,7 @@ SCHEMA: dict[str, Setting] = {
     "lm.max_tokens": Count(1), "lm.temperature": NON_NEGATIVE, "lm.timeout_s": POSITIVE, "lm.max_retries": Count(0),
     "lm.max_sentences": Count(1), "lm.rank_weight": Share(), "lm.report_weight": Share(), "lm.n_ctx": Count(1),
     "lm.max_passage_chars": Count(1), "lm.max_context": Count(1), "lm.cache": FLAG,
+    "lm.dedup_restated": FLAG, "lm.dedup_threshold": Share(open_low=True),
     # the evaluation
     "eval.relevance": Setting("choice", choices=("meeting", "document")),
     "eval.query_timing": Setting("choice", choices=("per_sweep", "per_run")), "eval.progress": FLAG,

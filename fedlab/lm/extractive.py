@@ -56,14 +56,17 @@ def reformulate_query(question: str, previous_query: str, attempt: int) -> dict:
 
 def synthesize_answer(question: str, passages: list[str], max_sentences: int = 3,
                       abbreviations: Abbreviations = (), rank_weight: float = 0.0,
-                      report_weight: float = 1.0, skills_off: frozenset[str] = frozenset()) -> dict:
-    """The skills' answer (fedlab.skills.registry.answer) with the sentence reader set as given,
-    ``skills_off`` left out."""
+                      report_weight: float = 1.0, ranker=None, restated=None,
+                      skills_off: frozenset[str] = frozenset()) -> dict:
+    """The skills' answer (fedlab.skills.registry.answer) with the sentence reader set as given
+    (``ranker``: a fedlab.skills.sentence_ranker.SentenceRanker; ``restated(a, b)``: a sentence
+    restating one said is left out), ``skills_off`` left out."""
     from fedlab.query.frame import frame_of
     from fedlab.skills.reader import SentenceReader
     from fedlab.skills.registry import answer
 
-    reader = SentenceReader(max_sentences, abbreviations, rank_weight, report_weight)
+    reader = SentenceReader(max_sentences, abbreviations, rank_weight, report_weight, ranker=ranker,
+                            restated=restated)
     return answer(frame_of(question), passages, reader, skills_off)
 
 
@@ -124,14 +127,39 @@ class ExtractiveBackend(FunctionBackend):
     is_language_model = False
 
     def __init__(self, max_sentences: int = 3, rank_weight: float = 0.0, report_weight: float = 1.0,
+                 sentence_ranker: str | None = None, dedup_restated: bool = False, dedup_threshold: float = 0.9,
                  skills_off: list[str] | tuple[str, ...] = ()):
         from fedlab.skills.registry import check_names
 
+        self.skills_off = check_names(skills_off or ())
         self.max_sentences = int(max_sentences)
         self.rank_weight = float(rank_weight)
         self.report_weight = float(report_weight)
-        self.skills_off = check_names(skills_off or ())
         self.abbreviations: Abbreviations = ()
+        # lm.sentence_ranker: a JSON model under conf/ranker/ (fedlab.skills.sentence_ranker), read at the first
+        # answer; None keeps the hand-set weights
+        self.sentence_ranker = str(sentence_ranker) if sentence_ranker else None
+        self.dedup_restated = bool(dedup_restated)
+        self.dedup_threshold = float(dedup_threshold)
+        if self.sentence_ranker:  # a missing or malformed file is said before any question is answered
+            from fedlab.skills.sentence_ranker import load_ranker
+
+            load_ranker(self.sentence_ranker)
+
+    def _ranker(self):
+        if not self.sentence_ranker:
+            return None
+        from fedlab.skills.sentence_ranker import load_ranker
+
+        return load_ranker(self.sentence_ranker)
+
+    def _restated(self):
+        if not self.dedup_restated:
+            return None
+        from fedlab.skills.restated import restates
+
+        threshold = self.dedup_threshold
+        return lambda a, b: restates(a, b, threshold)
 
     def use_glossary(self, glossary: dict[str, str]) -> None:
         """Match the corpus's abbreviations (fedlab.corpus.glossary) both ways from now on: a
@@ -140,7 +168,8 @@ class ExtractiveBackend(FunctionBackend):
 
     def synthesize(self, question: str, passages: list[str]) -> dict:
         return synthesize_answer(question, passages, self.max_sentences, self.abbreviations, self.rank_weight,
-                                 self.report_weight, self.skills_off)
+                                 self.report_weight, ranker=self._ranker(), restated=self._restated(),
+                                 skills_off=self.skills_off)
 
     def describe(self) -> str:
         return "extractive (sentences selected from the sources; no language model)"

@@ -206,24 +206,25 @@ def _ranked(score: float, top: float, place: int, rank_weight: float) -> float:
     return max(score - rank_weight * top * place / RANK_SPAN, 0.0) if score > 0 else 0.0
 
 
-def _extracted(question: str, passages: list[str], hint, max_sentences: int, abbreviations: Abbreviations = (),
-               skip: Callable[[str], bool] | None = None, rank_weight: float = 0.0,
-               report_weight: float = 1.0, changes: bool = True) -> tuple[str, bool]:
-    """Rules 0, 2 and 3 (module docstring): sentences of the passages, and whether they are rule 0's
-    statement changes; ``skip``: sentences left out; ``report_weight``: the share of its score a
-    sentence reporting the staff's or the markets' views keeps in a question about the Committee's."""
+def _question_terms(question: str, hint) -> set[str]:
     q_terms = _undated(question, hint)
     if not q_terms and hint is not None:  # "what did the Fed do in March 2020?": what the Committee decided
         q_terms = set(TOKENS(VOCABULARY_EXPANSIONS[stem("action")]))
+    return q_terms
+
+
+def _candidates(question: str, passages: list[str], skip: Callable[[str], bool] | None, others: float,
+                drop_rosters: bool) -> tuple[list, list, list, set, list]:
+    """The passages' sentences: (candidates, changed, titles, reported, sections) as _extracted reads them."""
     candidates, changed = [], []  # (source n, position, sentence, terms, meeting date); changed: + (kind, other date, edit)
     titles = []  # each passage's title terms ("FOMC statement, March 22, 2023" -> fomc, statement)
-    drop_rosters = not asks_about_votes(question)
-    others = report_weight if asks_committee_views(question) else 1.0  # what the others' sentences keep
+    sections = []  # each passage's section (None: the head names none)
     reported = set()  # positions of the sentences reporting the staff's or the markets' views
     for i, passage in enumerate(passages):
         n, sentences = _sentences(passage)
         titles.append(_title_terms(passage))
         meeting, section = head_of(passage)
+        sections.append(section)
         change = changed_section(section)
         for j, sentence in enumerate(sentences):
             if skip is not None and skip(sentence):
@@ -235,18 +236,37 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
                 candidates.append(c)
             elif not (drop_rosters and ROSTER.match(sentence)):
                 changed.append((*c, change))
+    return candidates, changed, titles, reported, sections
+
+
+def _idf_scorer(among: list, asked: set[str]) -> Callable[[set[str]], float]:
+    """IDF-weighted overlap with ``asked``, the IDF over the sentences ``among``."""
+    df = {t: sum(t in c[3] for c in among) for t in asked}
+    idf = {t: math.log(1 + len(among) / df[t]) for t in asked if df[t]}
+    # fsum: exactly rounded, so the score does not depend on the set's (hash-seeded) order
+    return lambda terms: math.fsum(idf[t] * (2.0 if _NUMBER.match(t) else 1.0) for t in asked & terms if t in idf)
+
+
+def _extracted(question: str, passages: list[str], hint, max_sentences: int, abbreviations: Abbreviations = (),
+               skip: Callable[[str], bool] | None = None, rank_weight: float = 0.0,
+               report_weight: float = 1.0, ranker=None, restated: Callable[[str, str], bool] | None = None,
+               changes: bool = True) -> tuple[str, bool]:
+    """Rules 0, 2 and 3 (module docstring): sentences of the passages, and whether they are rule 0's
+    statement changes; ``skip``: sentences left out; ``report_weight``: the share of its score a
+    sentence reporting the staff's or the markets' views keeps in a question about the Committee's;
+    ``ranker`` (fedlab.skills.sentence_ranker.SentenceRanker): rule 3 ranks by its score instead of
+    the word overlap less ``rank_weight``; ``restated(a, b)``: rule 3 leaves out a sentence restating
+    one already said; ``changes``: rule 0 (the statement changes) may answer."""
+    q_terms = _question_terms(question, hint)
+    drop_rosters = not asks_about_votes(question)
+    others = report_weight if asks_committee_views(question) else 1.0  # what the others' sentences keep
+    candidates, changed, titles, reported, sections = _candidates(question, passages, skip, others, drop_rosters)
     if not q_terms or not candidates:
         return "", False
     asks_change = bool(q_terms & CHANGE_WORDS)
     q_terms = _expanded(question, q_terms, abbreviations)
 
-    def scorer(among: list, asked: set[str]) -> Callable[[set[str]], float]:
-        """IDF-weighted overlap with ``asked``, the IDF over the sentences ``among``."""
-        df = {t: sum(t in c[3] for c in among) for t in asked}
-        idf = {t: math.log(1 + len(among) / df[t]) for t in asked if df[t]}
-        # fsum: exactly rounded, so the score does not depend on the set's (hash-seeded) order
-        return lambda terms: math.fsum(idf[t] * (2.0 if _NUMBER.match(t) else 1.0) for t in asked & terms if t in idf)
-
+    scorer = _idf_scorer
     if changes and asks_change and changed:  # what was asked about, not the asking for a change ("little changed")
         score = scorer(candidates + changed, q_terms - CHANGE_WORDS)
         # a question naming the changed passages' kind of document ("between the June and July
@@ -271,12 +291,19 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
     best = ranked[0][0] if ranked else 0.0
     if best <= 0:
         return "", False
-    if spans_meetings(question, hint):
+    if spans_meetings(question, hint):  # rule 2 weighs meetings on the hand-set scale (MEETING_SHARE)
         per_meeting = _per_meeting(ranked, best, hint, max_sentences)
         if per_meeting is not None:
             return per_meeting, False
+    if ranker is not None:  # rule 3 by the learned score; a sentence sharing no word with the question keeps 0
+        table = _feature_table(question, hint, q_terms, candidates, titles, sections, words, rank_weight)
+        ranked = sorted(((ranker.score(f) if words[c[1]] > 0 else 0.0, c) for c, f in zip(candidates, table)),
+                        key=lambda sc: (-sc[0], sc[1][1]))
+        best = ranked[0][0]
     kept = _parts_best(question, hint, candidates, titles, abbreviations, scorer, score, listed)
+    share = 0.5 if ranker is None else ranker.min_share  # of the best score, a further sentence must reach
     chosen, seen = [], set()
+    said_texts: list[str] = []  # the sentences rule 3 chose, in order (restated)
     at = {c[1]: c for c in candidates}
     dated = _dated_labels(question, ranked)
 
@@ -287,10 +314,13 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         if (i, j) not in kept:
             # the places left once each part's best sentence not yet said has one
             left = max_sentences - len(chosen) - sum(not said(at[k][2]) for k in kept)
-            if s < 0.5 * best or left <= 0:
+            if s < share * best or left <= 0:
                 continue
         if said(sentence):
             continue
+        if restated is not None and any(restated(sentence, earlier) for earlier in said_texts):
+            continue
+        said_texts.append(sentence)
         seen.add(sentence.lower())
         # a sentence referring back ("These participants …", "In addition, …") is said after the one it
         # refers to, when that one shares a word with the question (not the boilerplate before "In
@@ -299,12 +329,14 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         lead = at.get((i, j - 1))
         if lead is not None and words[lead[1]] > 0 and _refers_back(lead[2], sentence) and not said(lead[2]):
             seen.add(lead[2].lower())
+            said_texts.append(lead[2])
             before = _cited(lead[2], f"Source {n}") + " "
         chosen.append(dated.get(meeting, "") * (not held_types(before + sentence, DATE)) + before
                       + _cited(sentence, f"Source {n}"))
         follow = at.get((i, j + 1))
         if follow is not None and _refers_back(sentence, follow[2]) and not said(follow[2]):
             seen.add(follow[2].lower())
+            said_texts.append(follow[2])
             chosen[-1] += " " + _cited(follow[2], f"Source {n}")
     typed = _typed(question, ranked)  # a list of names scores 0: never among them
     if typed and not any(c[2].lower() in seen for _, c in typed):
@@ -312,6 +344,83 @@ def _extracted(question: str, passages: list[str], hint, max_sentences: int, abb
         seen.add(sentence.lower())
         chosen.append(dated.get(meeting, "") * (not held_types(sentence, DATE)) + _cited(sentence, f"Source {n}"))
     return " ".join(chosen), False
+
+
+_STATEMENT, _MINUTES = TOKENS("statement")[0], TOKENS("minutes")[0]
+
+
+def _feature_table(question: str, hint, q_terms: set[str], candidates: list, titles: list, sections: list,
+                   words: dict, rank_weight: float) -> list[dict[str, float]]:
+    """Each candidate's features for a learned ranker (fedlab.skills.sentence_ranker): its words'
+    match with the question (the IDF overlap rule 3 ranks by, its share of the best, the share of
+    the question's terms it holds, a TF-IDF cosine), the hand-set score, where its passage ranks and
+    where it stands in it, the kind of document and section, whether its meeting is in the
+    question's date range, its numbers, its length, whether it holds what the question asks for,
+    and whether it is a list of names or continues the sentence before it. General: no wording."""
+    top = max(words.values(), default=0.0)
+    hand = {c[1]: _ranked(words[c[1]], top, c[0] - 1, rank_weight) for c in candidates}
+    best_hand = max(hand.values(), default=0.0)
+    df = {t: sum(t in c[3] for c in candidates) for t in q_terms}
+    idf = {t: math.log(1 + len(candidates) / df[t]) for t in q_terms if df[t]}
+    q_norm = math.sqrt(math.fsum(v * v for v in idf.values())) or 1.0
+    q_numbers = {t for t in q_terms if _NUMBER.match(t)}
+    kinds = asked_types(question) - DATE
+    committee = asks_committee_views(question)
+    lo = hint.date_from if hint is not None and hint.date_from else ""
+    hi = hint.widened_end(1) if hint is not None and hint.date_to else ""
+    rows = []
+    for c in candidates:
+        (i, j), terms, meeting = c[1], c[3], c[4]
+        shared = q_terms & terms
+        place = c[0] - 1
+        others = reports_others(sections[i], c[2])
+        n_words = len(c[2].split())
+        rows.append({
+            "overlap": words[c[1]] / top if top > 0 else 0.0,
+            "idf_overlap": words[c[1]],
+            "coverage": len(shared) / len(q_terms) if q_terms else 0.0,
+            "tfidf_cosine": math.fsum(idf[t] ** 2 for t in shared if t in idf) / q_norm
+                            / math.sqrt(max(len(terms), 1)),
+            "handset": hand[c[1]] / best_hand if best_hand > 0 else 0.0,
+            "place": float(place),
+            "log_place": math.log1p(max(place, 0)),
+            "first_passage": float(place == 0),
+            "position": float(j),
+            "first_in_passage": float(j == 0),
+            "statement": float(_STATEMENT in titles[i]),
+            "minutes": float(_MINUTES in titles[i]),
+            "others_reported": float(others),
+            "others_in_committee_question": float(others and committee),
+            "dated_question": float(bool(hi)),
+            "in_date_range": float(bool(hi) and meeting is not None and lo <= meeting <= hi),
+            "numbers": math.log1p(sum(bool(_NUMBER.match(t)) for t in terms)),
+            "shared_numbers": float(len(q_numbers & terms)),
+            "log_words": math.log(max(n_words, 1)),
+            "typed": float(bool(kinds) and bool(held_types(c[2], kinds))),
+            "names_list": float(names_list(c[2])),
+            "continues": float(bool(CONTINUES.match(c[2]))),
+        })
+    return rows
+
+
+def sentence_table(question: str, passages: list[str], hint, abbreviations: Abbreviations = (),
+                   rank_weight: float = 0.0, report_weight: float = 1.0) -> list[tuple[str, str | None, dict]]:
+    """(sentence, meeting date, features) of every sentence rule 3 ranks for ``question`` over
+    ``passages``, as _extracted reads them: what a learned ranker is fitted on. Empty when the
+    question has no content term."""
+    q_terms = _question_terms(question, hint)
+    others = report_weight if asks_committee_views(question) else 1.0
+    candidates, _, titles, reported, sections = _candidates(question, passages, None, others,
+                                                            not asks_about_votes(question))
+    if not q_terms or not candidates:
+        return []
+    q_terms = _expanded(question, q_terms, abbreviations)
+    score = _idf_scorer(candidates, q_terms)
+    listed = {c[1] for c in candidates if not ASKS_WHO_RE.search(question) and names_list(c[2])}
+    words = {c[1]: 0.0 if c[1] in listed else score(c[3]) * (others if c[1] in reported else 1.0)
+             for c in candidates}
+    table = _feature_table(question, hint, q_terms, candidates, titles, sections, words, rank_weight)
+    return [(c[2], c[4], f) for c, f in zip(candidates, table)]
 
 
 def _expanded(text: str, terms: set[str], abbreviations: Abbreviations) -> set[str]:
@@ -509,11 +618,13 @@ class SentenceReader:
     needs = "retrieved passages"
 
     def __init__(self, max_sentences: int = 3, abbreviations: Abbreviations = (), rank_weight: float = 0.0,
-                 report_weight: float = 1.0):
+                 report_weight: float = 1.0, ranker=None, restated: Callable[[str, str], bool] | None = None):
         self.max_sentences = max_sentences
         self.abbreviations = abbreviations
         self.rank_weight = rank_weight
         self.report_weight = report_weight
+        self.ranker = ranker  # a fedlab.skills.sentence_ranker.SentenceRanker, or None: the hand-set weights
+        self.restated = restated  # restated(a, b): ``a`` says ``b`` again (fedlab.skills.restated), or None
 
     def applies(self, frame) -> bool:
         return True
@@ -522,4 +633,5 @@ class SentenceReader:
                changes: bool = True) -> tuple[str, bool]:
         """``changes``: rule 0 (the statement changes) may answer; False leaves it out."""
         return _extracted(frame.question, passages, frame.hint, self.max_sentences, self.abbreviations, skip=said,
-                          rank_weight=self.rank_weight, report_weight=self.report_weight, changes=changes)
+                          rank_weight=self.rank_weight, report_weight=self.report_weight, ranker=self.ranker,
+                          restated=self.restated, changes=changes)

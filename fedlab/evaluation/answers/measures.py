@@ -82,6 +82,18 @@ def skill_metrics(results: Sequence[QuestionRecord]) -> dict[str, float]:
     return out
 
 
+def length_measures(texts: Sequence[str]) -> dict[str, float | None]:
+    """``answer_length`` (mean words, citation markers aside) and ``duplicate_rate`` (near-duplicate
+    sentence pairs / sentence pairs, pooled) of the answers ``texts``; None when there is none."""
+    from fedlab.skills.restated import CITE_MARKERS, duplicate_pairs
+
+    lengths = [len(CITE_MARKERS.sub("", t).split()) for t in texts]
+    pairs = [duplicate_pairs(t) for t in texts]
+    total = sum(n for _, n in pairs)
+    return {"answer_length": sum(lengths) / len(lengths) if lengths else None,
+            "duplicate_rate": sum(d for d, _ in pairs) / total if total else None}
+
+
 def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer]) -> dict[str, float]:
     """The aggregate metrics listed in the module docstring (``results`` and ``answers`` align)."""
     answerable = [r for r in results if r.answerable]
@@ -103,6 +115,7 @@ def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer])
                                    / sum(r.n_citations for r in with_cites)) if with_cites else None
     answered = [r for r in results if not r.abstained]
     metrics["citations_per_answer"] = sum(r.n_citations for r in answered) / len(answered) if answered else None
+    metrics.update(length_measures([a.answer for a in answers if not a.abstained]))
     for name in ("support", "faithfulness"):
         values = [getattr(r, name) for r in results if getattr(r, name) is not None]
         metrics[name] = sum(values) / len(values) if values else None
