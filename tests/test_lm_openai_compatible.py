@@ -233,6 +233,39 @@ def test_ask_against_a_dead_server_prints_one_line_and_the_sources(corpus_dir):
     assert "Retrieved sources" in proc.stdout and "minutes-2019-01-30" in proc.stdout
 
 
+def test_evaluate_logs_token_use_and_no_key_to_mlflow(fake_server, corpus_dir, tmp_path):
+    """An evaluation run on the server: token use per question in its rows and metrics, the model in
+    its params, the key nowhere in what MLflow holds."""
+    from clirun import run_python
+    from mlflow.tracking import MlflowClient
+
+    rows = [json.loads(x) for x in (ROOT / "datasets/fomc_qa/fomc_qa.jsonl").read_text().splitlines()]
+    questions = tmp_path / "q.jsonl"
+    questions.write_text("".join(json.dumps(r) + "\n" for r in [r for r in rows if r["answerable"]][:3]))
+    uri, out = f"sqlite:///{tmp_path / 'mlflow.db'}", tmp_path / "metrics.json"
+    proc = run_python(["-m", "fedlab.evaluate", "retriever=bm25", "agent=default", "lm=openai_compatible",
+                       f"lm.api_base={fake_server.api_base}", f"lm.model={MODEL}", f"lm.key_env={KEY_ENV}",
+                       f"agent.calibration={ROOT / 'conf/calibration/extractive-bm25.json'}",
+                       f"paths.data_dir={corpus_dir.parent.parent}", f"dataset.path={questions}", "dataset.split=all",
+                       f"mlflow.tracking_uri={uri}", "eval.progress=false", f"eval.metrics_out={out}",
+                       "mlflow.run_name=openai-compatible"], env={KEY_ENV: KEY})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    calls = len(fake_server.requests)
+    assert calls >= 3 and {h["Authorization"] for _, h, _ in fake_server.requests} == {f"Bearer {KEY}"}
+    metrics = json.loads(out.read_text())
+    assert metrics["lm_prompt_tokens"] == 150 * calls and metrics["lm_completion_tokens"] == 25 * calls
+    client = MlflowClient(uri)
+    run = client.search_runs([client.get_experiment_by_name("fedlab").experiment_id],
+                             filter_string="attributes.run_name = 'openai-compatible'")[0]
+    assert run.data.params["lm.model"] == MODEL and run.data.metrics["lm_prompt_tokens"] == 150 * calls
+    held = [json.dumps(run.data.params), json.dumps(run.data.tags), proc.stdout, proc.stderr]
+    for name in ("config.yaml", "agent_answers.jsonl"):
+        held.append(Path(client.download_artifacts(run.info.run_id, name, str(tmp_path))).read_text())
+    answers = [json.loads(x) for x in held[-1].splitlines()]
+    assert sum(a["lm_usage"]["prompt_tokens"] for a in answers) == 150 * calls  # per question, summed
+    assert all(KEY not in text for text in held)
+
+
 # -- a real server: llama.cpp's OpenAI-compatible server (xllamacpp) serving gemma-3-270m -------------
 
 SERVED = "gemma-3-270m"
