@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("evaluation", ("fedlab.evaluation",)),
     ("studies", ("fedlab.sweeps", "fedlab.benchmark")),
     ("commands", ("fedlab.evaluate", "fedlab.export", "fedlab.gate", "fedlab.ask", "fedlab.compare", "fedlab.report",
-                  "fedlab.bench", "fedlab.ingest", "fedlab.calibrate", "fedlab.timeline",
+                  "fedlab.bench", "fedlab.ingest", "fedlab.calibrate", "fedlab.timeline", "fedlab.optimize",
                   "fedlab.dataset.__main__", "fedlab.mcp.__main__")),
 ]
 

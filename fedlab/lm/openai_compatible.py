@@ -38,7 +38,8 @@ class OpenAICompatibleBackend(DspyBackend):
 
     def __init__(self, api_base: str, model: str | None, key_env: str = "OPENAI_COMPATIBLE_API_KEY",
                  max_tokens: int = 1024, temperature: float = 0.0, timeout_s: float = 60.0, max_retries: int = 2,
-                 cache: bool = False):
+                 cache: bool = False, predictor: str = "predict", price_per_mtok_in: float = 0.0,
+                 price_per_mtok_out: float = 0.0):
         self.api_base = check_api_base(api_base)
         if not str(model or "").strip():
             raise LMUnavailable("lm=openai_compatible needs lm.model, the name the server serves "
@@ -57,7 +58,8 @@ class OpenAICompatibleBackend(DspyBackend):
         lm = dspy.LM(f"openai/{self.model}", api_base=self.api_base, api_key=key or NO_KEY,
                      max_tokens=int(max_tokens), temperature=float(temperature), timeout=self.timeout_s,
                      num_retries=int(max_retries), cache=bool(cache))
-        super().__init__(lm)
+        super().__init__(lm, predictor=predictor, price_per_mtok_in=price_per_mtok_in,
+                         price_per_mtok_out=price_per_mtok_out)
 
     def failure(self, exc: BaseException) -> str:
         """One line naming the server and what to do: a refused key, a server that does not

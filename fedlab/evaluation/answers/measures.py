@@ -28,7 +28,9 @@ Aggregates (``summarize``); a share whose denominator is empty is left out, exce
 - ``auroc`` (when both correct and wrong outputs occur) and ``coverage@precision0.9`` on the
   confidence as reported, over every output, answers and abstentions (``selective.py``);
 - ``latency_p50_ms_agent_<stage>``, ``latency_p95_ms_agent_<stage>``;
-- ``lm_prompt_tokens``, ``lm_completion_tokens`` (totals) and ``…_mean`` per question;
+- ``lm_prompt_tokens``, ``lm_completion_tokens`` (totals) and ``…_mean`` per question; ``lm_cost``
+  and ``lm_cost_mean`` at the backend's ``lm.price_per_mtok_in/out``; ``lm_failures``: questions
+  the backend did not answer (abstained, ``lm_failed``);
 - ``dropped_citations``: markers the agent removed as invalid, in total;
 - ``skill.<name>.n``, ``skill.<name>.share``, ``skill.<name>.answer_accuracy``: per rule that
   drafted answers (``skill_metrics``).
@@ -152,5 +154,8 @@ def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer])
         total = sum(int(a.lm_usage.get(kind, 0) or 0) for a in answers)
         metrics[f"lm_{kind}"] = float(total)
         metrics[f"lm_{kind}_mean"] = total / len(answers) if answers else None
+    metrics["lm_cost"] = float(sum(a.lm_cost for a in answers))
+    metrics["lm_cost_mean"] = metrics["lm_cost"] / len(answers) if answers else None
+    metrics["lm_failures"] = float(sum(a.abstain_reason == "lm_failed" for a in answers))
     metrics["dropped_citations"] = float(sum(a.dropped_citations for a in answers))
     return {k: float(v) for k, v in metrics.items() if v is not None}
