@@ -5,7 +5,8 @@ and answers each in the adapter's format: ``reasoning`` (ChainOfThought), the ag
 fields, and any other field (an optimizer's own prompts) with a plain sentence. Its answers are
 fixed rules, not a model: the question's first year is its date range; the answer quotes the
 January 2019 decision and cites [Source 1]. It counts tokens as a server does, can be made slow
-(``delay_s``), and records every request.
+(``delay_s``), and records every request. As ragas' faithfulness judge it finds one of two
+statements supported (0.5).
 """
 from __future__ import annotations
 
@@ -21,7 +22,15 @@ _FIELDS = re.compile(r"Your output fields are:(.*?)(?:All interactions|\Z)", re.
 _QUESTION = re.compile(r"\[\[ ## question ## \]\]\s*\n(.*?)(?:\n\n|\Z)", re.S)
 
 
-def value_for(field: str, question: str) -> str:
+# ragas' faithfulness judge (its response model as a DSPy output field): two statements, one supported
+STATEMENTS = ["The Committee kept the target range.", "The Committee cut rates."]
+VERDICTS = [{"statement": STATEMENTS[0], "reason": "stated", "verdict": 1},
+            {"statement": STATEMENTS[1], "reason": "not stated", "verdict": 0}]
+
+
+def value_for(field: str, question: str, system: str = "") -> str:
+    if field == "response":
+        return json.dumps({"statements": VERDICTS if "verdict" in system else STATEMENTS})
     year = re.search(r"\b(19\d\d|20\d\d)\b", question)
     if field == "intent":
         return "fomc"
@@ -44,7 +53,7 @@ def reply(messages: list[dict]) -> str:
     fields = re.findall(r"`(\w+)`", found.group(1)) if found else ["answer"]
     asked = _QUESTION.search(messages[-1]["content"]) if messages else None
     question = asked.group(1) if asked else ""
-    return "".join(f"[[ ## {f} ## ]]\n{value_for(f, question)}\n\n" for f in dict.fromkeys(fields)) + \
+    return "".join(f"[[ ## {f} ## ]]\n{value_for(f, question, system)}\n\n" for f in dict.fromkeys(fields)) + \
         "[[ ## completed ## ]]"
 
 

@@ -176,14 +176,18 @@ def test_optimize_compiles_saves_logs_and_the_program_is_used_by_evaluate(fake, 
 
     fake.requests.clear()
     out = tmp_path / "metrics.json"
+    judge = f'eval.judge={{lm:openai_compatible,api_base:"{fake.api_base}",model:judge-1b,max_retries:0}}'
     proc = run_python(["-m", "fedlab.evaluate", "retriever=bm25", "agent=default", "lm=openai_compatible",
-                       f"lm.api_base={fake.api_base}", "lm.model=fake-7b", f"agent.program={path}",
+                       f"lm.api_base={fake.api_base}", "lm.model=fake-7b", f"agent.program={path}", judge,
                        f"agent.calibration={CALIBRATION}", f"paths.data_dir={corpus_dir.parent.parent}",
                        "dataset.ids='qa-a-001$'", f"mlflow.tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}",
                        "eval.progress=false", f"eval.metrics_out={out}"])
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert any(len(body["messages"]) > 2 for body in fake.requests)  # the compiled demos went with the question
-    assert json.loads(out.read_text())["answer_accuracy"] == 1.0
+    metrics = json.loads(out.read_text())
+    assert metrics["answer_accuracy"] == 1.0
+    assert metrics["faithfulness"] == 0.5 and metrics["faithfulness_judged"] == 1  # the judge found 1 of 2 supported
+    assert {body["model"] for body in fake.requests} == {"fake-7b", "judge-1b"}
 
 
 def test_optimize_refuses_a_heldout_training_set_and_evaluate_a_missing_program(corpus_dir, tmp_path):
@@ -195,3 +199,34 @@ def test_optimize_refuses_a_heldout_training_set_and_evaluate_a_missing_program(
                        "dataset.ids='qa-a-001$'", f"mlflow.tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}"])
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert proc.returncode == 2 and len(errors) == 1 and "lm=extractive" in errors[0] and "Traceback" not in proc.stderr
+
+
+# -- faithfulness judged by any language-model backend ----------------------------------------------
+
+def judged_answer():
+    from fedlab.agent.types import AgentAnswer, Citation
+
+    cite = Citation(1, "c1", "d1", "FOMC statement", "2019-01-30", None, "The Committee kept the target range.")
+    return AgentAnswer("q?", "The Committee kept the target range and cut rates [1].", False, 0.9, "high", [cite])
+
+
+def test_faithfulness_is_judged_by_an_openai_compatible_backend(fake):
+    from fedlab.evaluation.answers.faithfulness import build_judge, judge_faithfulness
+
+    judge = build_judge({"lm": "openai_compatible", "api_base": fake.api_base, "model": "judge-1b",
+                         "max_retries": 0, "concurrency": 2})
+    assert judge_faithfulness(judge, [("q1", "q?", judged_answer())]) == {"q1": 0.5}
+    assert len(fake.requests) == 2 and {b["model"] for b in fake.requests} == {"judge-1b"}
+    assert judge.usage["prompt_tokens"] == 300  # the judge's tokens are counted too
+
+
+def test_a_dead_judge_reports_no_faithfulness_and_a_non_model_is_refused():
+    from fedlab.errors import FedlabError
+    from fedlab.evaluation.answers.faithfulness import build_judge, judge_faithfulness
+
+    judge = build_judge({"lm": "openai_compatible", "api_base": f"http://127.0.0.1:{free_port()}/v1",
+                         "model": "judge-1b", "max_retries": 0})
+    assert judge_faithfulness(judge, [("q1", "q?", judged_answer())]) is None
+    for name in ("extractive", "no_such_lm"):
+        with pytest.raises(FedlabError, match=f"eval.judge={name}: a judge is a language-model backend"):
+            build_judge(name)

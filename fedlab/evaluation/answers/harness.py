@@ -187,7 +187,7 @@ def evaluate_agent(cfg, pipeline, questions: Sequence[Question], progress: bool 
 
         judge = build_judge(judge_cfg)
     return evaluate_answers(questions, answers, pipeline, judge=judge,
-                            judge_concurrency=int((judge_cfg or {}).get("concurrency") or 4))
+                            judge_concurrency=int((judge_cfg.get("concurrency") if hasattr(judge_cfg, "get") else None) or 4))
 
 
 def print_agent_metrics(console: Console, metrics: Mapping[str, float]) -> None:
