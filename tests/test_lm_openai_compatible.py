@@ -7,6 +7,7 @@ key, answer late, or not be there at all. The slow test at the end runs a real l
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -273,6 +274,12 @@ SERVED = "gemma-3-270m"
 
 @pytest.fixture(scope="module")
 def llama_server():
+    with serve_gemma() as api_base:
+        yield api_base
+
+
+@contextlib.contextmanager
+def serve_gemma():
     """llama.cpp's HTTP server (xllamacpp, the optional `local` extra) on 127.0.0.1, serving the
     packaged gemma-3-270m base model under SERVED, answering only requests that carry KEY."""
     xllamacpp = pytest.importorskip("xllamacpp", reason="the `local` extra: pip install -e '.[local]'")

@@ -201,6 +201,23 @@ def test_optimize_refuses_a_heldout_training_set_and_evaluate_a_missing_program(
     assert proc.returncode == 2 and len(errors) == 1 and "lm=extractive" in errors[0] and "Traceback" not in proc.stderr
 
 
+
+@pytest.mark.parametrize("optimizer", ["mipro_v2_light", "gepa"])
+def test_the_other_optimizers_compile_the_program_on_the_fake(fake, search, optimizer):
+    """MIPROv2 (light) and GEPA run their own prompts through the backend too (proposals,
+    reflections): the fake answers them, and each ends in a program with figures before and after."""
+    from fedlab.evaluation.compile import compile_program, split_questions
+    from fedlab.evaluation.retrieval.harness import load_split
+
+    questions = load_split(ROOT / "datasets/fomc_qa/fomc_qa.jsonl", "dev", DEV_IDS)
+    train, dev_eval, held = split_questions(questions, [], {"max_train": 3, "max_eval": 1, "seed": 0})
+    agent = AgentProgram(search, backend(fake.api_base), AgentSettings())
+    settings = {"optimizer": optimizer, "max_demos": 1, "max_metric_calls": 12, "seed": 0}
+    compiled = compile_program(agent, search.searcher, train, dev_eval, held, settings)
+    assert compiled.program is not agent.module() and "dev.after.score" in compiled.figures
+    assert compiled.figures["dev.before.n"] == 1 and compiled.train_ids == [q.id for q in train]
+    assert fake.requests  # the optimizer's own prompts went to the server too
+
 # -- faithfulness judged by any language-model backend ----------------------------------------------
 
 def judged_answer():
@@ -230,3 +247,34 @@ def test_a_dead_judge_reports_no_faithfulness_and_a_non_model_is_refused():
     for name in ("extractive", "no_such_lm"):
         with pytest.raises(FedlabError, match=f"eval.judge={name}: a judge is a language-model backend"):
             build_judge(name)
+
+
+# -- a real server: llama.cpp's OpenAI-compatible server (xllamacpp) serving gemma-3-270m -------------
+
+@pytest.mark.slow
+def test_optimize_against_a_real_llama_cpp_server_compiles_saves_and_reloads(corpus_dir, tmp_path):
+    """The tiny base model rarely keeps DSPy's reply format: its failures are abstentions scored 0,
+    and the compile still ends in a program that evaluate loads. The figures are printed."""
+    from test_lm_openai_compatible import KEY, KEY_ENV, SERVED, serve_gemma
+
+    with serve_gemma() as api_base:
+        t0 = time.perf_counter()
+        args = optimize_args(api_base, corpus_dir, tmp_path, f"lm.model={SERVED}", f"lm.key_env={KEY_ENV}",
+                             "lm.max_tokens=96", "lm.timeout_s=300", "agent.max_context=2",
+                             "optimize.max_train=2", "optimize.max_eval=1", "optimize.max_demos=1")
+        proc = run_python(args, env={KEY_ENV: KEY}, timeout=1500)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        took = time.perf_counter() - t0
+        path = tmp_path / "program.json"
+        meta = json.loads(path.read_text())["metadata"]["fedlab"]
+        assert meta["model"] == SERVED and meta["figures"]["dev.before.tokens_per_question"] > 0
+        out = tmp_path / "metrics.json"
+        proc = run_python(["-m", "fedlab.evaluate", "retriever=bm25", "agent=default", "lm=openai_compatible",
+                           f"lm.api_base={api_base}", f"lm.model={SERVED}", f"lm.key_env={KEY_ENV}", "lm.max_tokens=96",
+                           "lm.timeout_s=300", "agent.max_context=2", f"agent.program={path}",
+                           f"agent.calibration={CALIBRATION}", f"paths.data_dir={corpus_dir.parent.parent}",
+                           "dataset.ids='qa-a-001$'", f"mlflow.tracking_uri=sqlite:///{tmp_path / 'mlflow.db'}",
+                           "eval.progress=false", f"eval.metrics_out={out}"], env={KEY_ENV: KEY}, timeout=900)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert json.loads(out.read_text())["lm_prompt_tokens"] > 0
+    print(f"optimize on gemma-3-270m via llama.cpp's server: {took:.0f} s; figures {meta['figures']}")

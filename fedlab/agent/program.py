@@ -189,11 +189,12 @@ class AgentProgram:
         saying so in one line (``abstain_reason`` lm_failed), never an exception."""
         from fedlab.lm.base import LMUnavailable
 
-        t0 = time.perf_counter()
+        t0, mark = time.perf_counter(), self.backend.usage_mark()
         try:
             answer = self.forward(self.read(question), steps)
         except LMUnavailable as exc:
             answer = failed_answer(question, str(exc), (time.perf_counter() - t0) * 1000)
+            answer.lm_usage = self.backend.usage_since(mark)  # what the steps before the failure used
         answer.question = question
         return answer
 

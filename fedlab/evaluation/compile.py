@@ -81,7 +81,7 @@ def examples(questions) -> list:
     return [dspy.Example(question=q.question, qid=q.id).with_inputs("question") for q in questions]
 
 
-def measure(program, questions, judge: Judge, backend) -> Slice:
+def measure(program, questions, judge: Judge) -> Slice:
     """``program`` over ``questions``: the metric's mean, answer accuracy, abstention accuracy,
     failures, and per question the seconds, tokens and cost."""
     scores, right, abstained_ok, failures, tokens, cost = [], [], [], 0, 0, 0.0
@@ -149,7 +149,7 @@ def compile_program(agent, pipeline, train, dev_eval, heldout_eval, settings, co
     for label, questions in (("dev", dev_eval), ("heldout", heldout_eval)):
         if questions:
             say(f"before: {label} ({len(questions)} questions)")
-            figures.update(measure(student, questions, judge, backend).metrics(f"{label}.before"))
+            figures.update(measure(student, questions, judge).metrics(f"{label}.before"))
     optimizer, extra = optimizer_for(str(settings.get("optimizer")), judge, backend, settings)
     say(f"compiling with {settings.get('optimizer')} on {len(train)} dev questions")
     t0 = time.perf_counter()
@@ -167,7 +167,7 @@ def compile_program(agent, pipeline, train, dev_eval, heldout_eval, settings, co
     for label, questions in (("dev", dev_eval), ("heldout", heldout_eval)):
         if questions:
             say(f"after: {label} ({len(questions)} questions)")
-            figures.update(measure(compiled, questions, judge, backend).metrics(f"{label}.after"))
+            figures.update(measure(compiled, questions, judge).metrics(f"{label}.after"))
     figures["compile_s"] = seconds
     figures["demos"] = float(sum(len(p.demos) for _, p in compiled.named_predictors()))
     return Compiled(compiled, figures, [q.id for q in train], seconds)
