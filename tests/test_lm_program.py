@@ -252,6 +252,7 @@ def test_a_dead_judge_reports_no_faithfulness_and_a_non_model_is_refused():
 # -- a real server: llama.cpp's OpenAI-compatible server (xllamacpp) serving gemma-3-270m -------------
 
 @pytest.mark.slow
+@pytest.mark.timeout(2400)
 def test_optimize_against_a_real_llama_cpp_server_compiles_saves_and_reloads(corpus_dir, tmp_path):
     """The tiny base model rarely keeps DSPy's reply format: its failures are abstentions scored 0,
     and the compile still ends in a program that evaluate loads. The figures are printed."""
@@ -262,7 +263,7 @@ def test_optimize_against_a_real_llama_cpp_server_compiles_saves_and_reloads(cor
         args = optimize_args(api_base, corpus_dir, tmp_path, f"lm.model={SERVED}", f"lm.key_env={KEY_ENV}",
                              "lm.max_tokens=96", "lm.timeout_s=300", "agent.max_context=2",
                              "optimize.max_train=2", "optimize.max_eval=1", "optimize.max_demos=1")
-        proc = run_python(args, env={KEY_ENV: KEY}, timeout=1500)
+        proc = run_python(args, env={KEY_ENV: KEY}, timeout=1800)
         assert proc.returncode == 0, proc.stderr[-3000:]
         took = time.perf_counter() - t0
         path = tmp_path / "program.json"
