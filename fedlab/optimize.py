@@ -26,6 +26,7 @@ def main(cfg: DictConfig) -> float:
     from fedlab.evaluation.optimize_run import optimize, print_result
 
     console = Console(stderr=True)
+    console.width = max(console.width, 110)  # the figures table, also in a log file
     result = optimize(cfg, console)
     print_result(result, console)
     return float(result.figures.get("dev.after.score", 0.0))

@@ -91,8 +91,8 @@ def print_result(result: OptimizeResult, console) -> None:
     from rich.table import Table
 
     table = Table(title=f"compiled program: {result.out}")
-    for column in ("slice", "when", "score", "answer_accuracy", "abstention_accuracy", "lm_failures",
-                   "s/question", "tokens/question", "cost/question"):
+    # answer_accuracy, abstention_accuracy, lm_failures, seconds, tokens and cost per question
+    for column in ("slice", "when", "score", "ans_acc", "abst_acc", "failed", "s/q", "tokens/q", "cost/q"):
         table.add_column(column, justify="right")
     f = result.figures
     for label in ("dev", "heldout"):
