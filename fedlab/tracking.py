@@ -27,7 +27,8 @@ RESULT_GROUPS = ("corpus", "chunker", "embedder", "index", "bm25", "retriever", 
 # Settings inside those groups that change how fast a run goes, never what it measures.
 EXECUTION_KEYS = frozenset({"progress", "device", "batch_size", "threads", "dir", "raw_cache_dir", "mirror",
                             "fetch", "base_url", "allow_shrink", "volatile_ttl_h", "metrics_out", "transport",
-                            "concurrency", "timeout_s", "path", "max_doc_chars", "traces", "trace_sample"})
+                            "concurrency", "timeout_s", "path", "max_doc_chars", "traces", "trace_sample", "api_base",
+                            "key_env"})
 
 
 def mlflow_name(name: str) -> str:

@@ -326,7 +326,7 @@ def test_every_abstention_says_why(agent):
     off = agent("How do I reset my router password?")
     assert off.abstained and off.abstain_reason == "off_topic"
     assert set(ABSTAIN_REASONS) == {"coverage", "impossible_date", "off_topic", "weak_evidence", "ungrounded",
-                                    "unlikely_answer"}
+                                    "unlikely_answer", "lm_failed"}  # lm_failed: tests/test_lm_program.py
 
 
 @pytest.mark.parametrize("question,said", [("What did the FOMC decide on February 29 2021?", "February 29 2021"),

@@ -173,7 +173,7 @@ def test_empty_denominators_leave_metrics_out():
     assert "citation_support" not in m and m["citation_validity"] == 1.0
     assert m["lm_prompt_tokens"] == 0.0
     assert summarize([], []) == {"citation_validity": 1.0, "lm_prompt_tokens": 0.0, "lm_completion_tokens": 0.0,
-                                 "dropped_citations": 0.0}
+                                 "lm_cost": 0.0, "lm_failures": 0.0, "dropped_citations": 0.0}
 
 
 def test_abstained_answer_is_never_correct_even_if_it_states_the_fact():

@@ -19,18 +19,24 @@ from fedlab.sweeps.grid import expand, grid_size, sweep_grid
 ROOT = Path(__file__).resolve().parent.parent
 CONF = ROOT / "conf"
 # conf/<name>.yaml composed by a command (`python -m fedlab.<command>`, `--config-name production`).
-PRIMARY = {"evaluate": "evaluate", "export": "export", "ingest": "ingest", "bench": "bench", "production": "evaluate"}
+PRIMARY = {"evaluate": "evaluate", "export": "export", "ingest": "ingest", "bench": "bench", "production": "evaluate",
+           "optimize": "optimize"}
 NOT_COMPOSED = {"gates"}  # thresholds read by `make gate`, not a Hydra config
 STUDIES = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
 # How many configs each study runs (docs/studies.md quotes these).
 STUDY_SIZES = {"default": 72, "ann": 10, "embedders": 8, "meeting_aware": 16, "pipeline_choices": 192, "smoke": 2,
-               "tpe": 72, "reader": 27, "paraphrase": 8}  # tpe: the size of the space its sampler searches (it runs n_trials of it)
+               "tpe": 72, "reader": 27, "paraphrase": 8,
+               "lm_optimizer": 6}  # tpe: the size of the space its sampler searches (it runs n_trials of it)
 # Studies of the production config's own settings, composed on conf/production.yaml (Makefile PRODUCTION_STUDIES).
 ON_PRODUCTION = {"reader"}
+# Studies of compiling the agent's program (conf/optimize.yaml: `python -m fedlab.optimize experiment=<study>`).
+ON_OPTIMIZE = {"lm_optimizer"}
 
 
 def _study(study: str) -> tuple[str, str]:
     """(primary config, override) that select ``study`` as `make sweep STUDY=<study>` does."""
+    if study in ON_OPTIMIZE:
+        return "optimize", f"experiment={study}"
     return ("production", f"+experiment={study}") if study in ON_PRODUCTION else ("evaluate", f"experiment={study}")
 LAUNCHERS = sorted(p.stem for p in (CONF / "hydra" / "launcher").glob("*.yaml"))
 

@@ -33,7 +33,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("studies", ("fedlab.sweeps", "fedlab.benchmark")),
     ("commands", ("fedlab.evaluate", "fedlab.export", "fedlab.gate", "fedlab.ask", "fedlab.compare", "fedlab.report",
                   "fedlab.bench", "fedlab.ingest", "fedlab.calibrate", "fedlab.timeline", "fedlab.ablate",
-                  "fedlab.fit_sentence_ranker",
+                  "fedlab.fit_sentence_ranker", "fedlab.optimize",
                   "fedlab.dataset.__main__", "fedlab.mcp.__main__")),
 ]
 

@@ -45,6 +45,8 @@ def _same_configs(loaders, study: str, every: int) -> None:
     hydra_loader, sweep_loader = loaders
     # the reader study is composed on the production config (Makefile PRODUCTION_STUDIES)
     primary, choose = ("production", f"+experiment={study}") if study == "reader" else ("evaluate", f"experiment={study}")
+    if study == "lm_optimizer":  # compiling the agent's program: conf/optimize.yaml
+        primary = "optimize"
     master = hydra_loader.load_configuration(primary, [choose], run_mode=RunMode.MULTIRUN)
     jobs = _jobs(master)
     assert jobs, study

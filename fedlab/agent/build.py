@@ -40,9 +40,21 @@ def build_agent(cfg, search=None, backend=None):
     settings = settings_from(cfg)
     search = search or open_search(cfg, settings.transport)
     backend = backend or build_backend(cfg)
+    if settings.program:
+        load_program(backend, settings.program)
     model = load_model(settings.calibration)
     check_model(model, cfg)
     return AgentProgram(search, backend, settings, model=model, today=default_today(cfg))
+
+
+def load_program(backend, path) -> None:
+    """A compiled program (``agent.program``) loaded into ``backend``'s predictors; one line when
+    the backend has none (the extractive one) or the file is not one."""
+    if not hasattr(backend, "load_program"):
+        raise FedlabError(f"agent.program={path} is a compiled DSPy program, which lm={getattr(backend, 'name', '?')} "
+                          "does not run: use it with the lm it was compiled for (e.g. lm=openai_compatible), "
+                          "or drop agent.program")
+    backend.load_program(path)
 
 
 def check_model(model, cfg) -> None:

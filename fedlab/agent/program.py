@@ -44,6 +44,7 @@ ABSTAIN_UNGROUNDED = ("The FOMC statements and minutes retrieved for this questi
                       "no statement in the answer could be tied to a retrieved passage.")
 ABSTAIN_UNLIKELY = ("The FOMC statements and minutes retrieved for this question do not answer it reliably: "
                     "the answer drawn from them is unlikely to be right.")
+ABSTAIN_LM_FAILED = "No answer: the language model did not answer ({line})."
 _TOKENS = Tokenizer()
 log = logging.getLogger(__name__)
 
@@ -113,6 +114,12 @@ def coverage_check(hint: DateHint | None, coverage: tuple[str, str] | None) -> t
     return None, None
 
 
+def failed_answer(question: str, line: str, ms: float) -> AgentAnswer:
+    """The abstention a backend failure (``line``) becomes for one question."""
+    return AgentAnswer(question, ABSTAIN_LM_FAILED.format(line=line), True, 0.0, "insufficient", attempts=0,
+                       raw_confidence=0.0, abstain_reason="lm_failed", latency_ms={"total": round(ms, 3)})
+
+
 def format_passage(n: int, title: str, meeting_date: str, section: str | None, text: str) -> str:
     where = f", {section}" if section else ""
     return f"[Source {n}] {title}, {meeting_date}{where}\n{text}"
@@ -148,6 +155,33 @@ class AgentProgram:
         answer = self.forward(self.read(question))
         answer.question = question  # as asked
         return answer
+
+    def answer_with(self, question: str, steps=None) -> AgentAnswer:
+        """The answer drafted with ``steps``' predictors (an object with ``assess_query``,
+        ``reformulate_query``, ``synthesize_answer``; None: the backend's); a backend that cannot
+        answer (LMUnavailable: a dead or slow server, a reply in no format) is an abstention
+        saying so in one line (``abstain_reason`` lm_failed), never an exception."""
+        from fedlab.lm.base import LMUnavailable
+
+        t0, mark = time.perf_counter(), self.backend.usage_mark()
+        try:
+            answer = self.forward(self.read(question), steps)
+        except LMUnavailable as exc:
+            answer = failed_answer(question, str(exc), (time.perf_counter() - t0) * 1000)
+            answer.lm_usage = self.backend.usage_since(mark)  # what the steps before the failure used
+        answer.question = question
+        return answer
+
+    def module(self):
+        """The DSPy program (fedlab.lm.module.AgentModule) of a language-model backend, bound to
+        this agent: its forward is ``answer_with`` with its own predictors."""
+        program = getattr(self.backend, "program", None)
+        if program is None:
+            from fedlab.errors import FedlabError
+
+            raise FedlabError(f"lm={getattr(self.backend, 'name', '?')} has no DSPy program to compile: "
+                              "choose a language-model backend (lm=openai_compatible, lm=anthropic)")
+        return program.bind(self.answer_with)
 
     def read(self, question: str) -> str:
         """The question as the agent works from it: its shorthand in the documents' words
@@ -456,7 +490,10 @@ class AgentProgram:
         return round(float(value), 6), level_for(value, self.settings.thresholds)
 
     # -- the program -------------------------------------------------------------------------
-    def forward(self, question: str) -> AgentAnswer:
+    def forward(self, question: str, steps=None) -> AgentAnswer:
+        """The answer to ``question`` (read: ``read``), its language steps ``steps``' predictors
+        (None: this program's, the backend's)."""
+        steps = self if steps is None else steps
         t0 = time.perf_counter()
         timings: dict[str, float] = {"assess": 0.0, "search": 0.0, "reformulate": 0.0, "synthesize": 0.0,
                                      "validate": 0.0}
@@ -468,6 +505,8 @@ class AgentProgram:
             timings["total"] = (time.perf_counter() - t0) * 1000
             answer.latency_ms = {k: round(v, 3) for k, v in timings.items()}
             answer.lm_usage = self.backend.usage_since(mark)
+            price = getattr(self.backend, "usage_cost", None)
+            answer.lm_cost = float(price(answer.lm_usage)) if price is not None else 0.0
             return answer
 
         impossible = impossible_dates(question)
@@ -478,7 +517,7 @@ class AgentProgram:
         with self.backend.context():
             t = time.perf_counter()
             with spans.step("assess_query", "CHAIN", {"question": question, "today": self.today}) as span:
-                assessed = self.assess_query(question=question, today=self.today, event=self.event_for(question))
+                assessed = steps.assess_query(question=question, today=self.today, event=self.event_for(question))
                 span.set_outputs({k: getattr(assessed, k, None) for k in ("intent", "scope", "date_from", "date_to")})
             timings["assess"] = (time.perf_counter() - t) * 1000
         intent = assessed.intent if assessed.intent in ("fomc", "off_topic", "unclear") else "unclear"
@@ -513,7 +552,7 @@ class AgentProgram:
                 with self.backend.context():
                     t = time.perf_counter()
                     with spans.step("reformulate_query", "CHAIN", {"previous_query": query, "attempt": i}) as span:
-                        query = self.reformulate_query(question=question, previous_query=query, attempt=i).query
+                        query = steps.reformulate_query(question=question, previous_query=query, attempt=i).query
                         span.set_outputs({"query": query})
                     timings["reformulate"] += (time.perf_counter() - t) * 1000
             named = self.preferred_doc_types(terms, hint)
@@ -574,7 +613,7 @@ class AgentProgram:
             t = time.perf_counter()
             with spans.step("synthesize_answer", self.backend_kind,  # the passages' heads: their text is the searches'
                             {"question": question, "passages": [p.split("\n", 1)[0] for p in passages]}) as span:
-                drafted = self.synthesize_answer(question=question, passages=passages)
+                drafted = steps.synthesize_answer(question=question, passages=passages)
                 draft = drafted.answer
                 skill = getattr(drafted, "skill", None) or ("lm" if getattr(self.backend, "is_language_model", False)
                                                             else "reader")

@@ -44,6 +44,7 @@ class AgentSettings:
     quoted_wording: bool = True  # a question asking when the statements said wording it quotes, which one holds, is answerable
     balance_sheet_passages: int = 12  # questions about the balance sheet get each action in range, up to this many; 0 = never
     today: str | None = None  # ISO date ending open ranges; None = the retriever's corpus_end, else today
+    program: str | None = None  # a compiled DSPy program (python -m fedlab.optimize) loaded into an LM backend
 
     def __post_init__(self):
         self.thresholds = check_thresholds(dict(self.thresholds))

@@ -12,11 +12,12 @@ ABSTAIN_REASONS = {
     "weak_evidence": "the retrieved passages are too weak to support an answer",
     "ungrounded": "no sentence of the drafted answer could be tied to a retrieved passage",
     "unlikely_answer": "the answer the retrieved passages give is unlikely to be right",
+    "lm_failed": "the language model did not answer (a dead or slow server, a reply in no format)",
 }
 # the reasons that are judgements on the question's words and passages (not the coverage or a
-# date that does not exist: facts)
+# date that does not exist: facts; nor a backend that did not answer)
 FACT_ABSTENTIONS = frozenset({"coverage", "impossible_date"})
-EVIDENCE_ABSTENTIONS = frozenset(ABSTAIN_REASONS) - FACT_ABSTENTIONS
+EVIDENCE_ABSTENTIONS = frozenset(ABSTAIN_REASONS) - FACT_ABSTENTIONS - {"lm_failed"}
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,7 @@ class AgentAnswer:
     signals: dict[str, float] = field(default_factory=dict)  # retrieval signals behind the confidence
     latency_ms: dict[str, float] = field(default_factory=dict)  # per stage: assess, search, synthesize, validate, total
     lm_usage: dict[str, int] = field(default_factory=dict)  # prompt_tokens, completion_tokens (0 for extractive)
+    lm_cost: float = 0.0  # what lm_usage cost at the backend's lm.price_per_mtok_in/out (0: no price)
     dropped_citations: int = 0  # markers removed by validate_citations
     abstain_reason: str | None = None  # one of ABSTAIN_REASONS when abstained
     coverage_note: str | None = None  # the question's period reaches past what the documents cover

@@ -14,7 +14,8 @@ class AnthropicBackend(DspyBackend):
     name = "anthropic"
 
     def __init__(self, model: str, max_tokens: int = 1024, temperature: float = 0.0, timeout_s: float = 30.0,
-                 max_retries: int = 2, cache: bool = False, key_env: str = "ANTHROPIC_API_KEY"):
+                 max_retries: int = 2, cache: bool = False, key_env: str = "ANTHROPIC_API_KEY",
+                 predictor: str = "predict", price_per_mtok_in: float = 0.0, price_per_mtok_out: float = 0.0):
         if not os.environ.get(key_env, "").strip():
             raise LMUnavailable(f"lm=anthropic needs an API key in ${key_env}: export it, "
                                 "or answer offline with --set lm=extractive")
@@ -22,7 +23,8 @@ class AnthropicBackend(DspyBackend):
 
         lm = dspy.LM(f"anthropic/{model}", max_tokens=int(max_tokens), temperature=float(temperature),
                      timeout=float(timeout_s), num_retries=int(max_retries), cache=bool(cache))
-        super().__init__(lm)
+        super().__init__(lm, predictor=predictor, price_per_mtok_in=price_per_mtok_in,
+                         price_per_mtok_out=price_per_mtok_out)
         self.model = model
 
     def __repr__(self) -> str:

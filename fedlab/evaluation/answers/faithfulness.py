@@ -20,10 +20,12 @@ from fedlab.evaluation.answers.normalize import strip_markers
 log = logging.getLogger(__name__)
 
 
-def build_judge(cfg: Mapping[str, Any] | None):
+def build_judge(cfg: Mapping[str, Any] | str | None):
     """The ragas LLM for ``eval.judge``, or None (with a warning) when it cannot be used."""
     if not cfg:
         return None
+    if isinstance(cfg, str) or cfg.get("lm"):
+        return LMJudge(judge_backend(cfg))
     provider = str(cfg.get("provider") or cfg.get("kind") or "anthropic").lower()
     model = str(cfg.get("model") or "")
     if provider != "anthropic" or not model:
@@ -39,6 +41,50 @@ def build_judge(cfg: Mapping[str, Any] | None):
     client = AsyncAnthropic(api_key=api_key, base_url=cfg.get("base_url") or None,
                             timeout=float(cfg.get("timeout_s") or 60), max_retries=1)
     return AnthropicJudge(client, model.removeprefix("anthropic/"), int(cfg.get("max_tokens") or 2048))
+
+
+JUDGE_KEYS = ("concurrency",)  # eval.judge's own keys, not the backend's
+
+
+def judge_backend(cfg: Mapping[str, Any] | str):
+    """The backend ``eval.judge`` names (conf/lm/<name>.yaml, with the mapping's settings over it)."""
+    from fedlab.config import check_targets, group_configs, instantiate_group
+
+    name = cfg if isinstance(cfg, str) else str(cfg.get("lm"))
+    known = group_configs("lm")
+    if name not in known or not known[name].get("_target_", "").startswith("fedlab.lm.") or name in ("extractive", "local"):
+        usable = ", ".join(n for n in known if n not in ("extractive", "local"))
+        raise FedlabError(f"eval.judge={name}: a judge is a language-model backend of conf/lm/ ({usable}), "
+                          "or eval.judge=null")
+    settings = dict(known[name])
+    if not isinstance(cfg, str):
+        settings.update({k: v for k, v in dict(cfg).items() if k not in ("lm", *JUDGE_KEYS)})
+    check_targets({"lm": settings}, "eval.judge")
+    return instantiate_group(settings, "eval.judge")
+
+
+class LMJudge(InstructorBaseRagasLLM):
+    """ragas structured generation through a fedlab language-model backend (fedlab.lm.base.DspyBackend):
+    the prompt in, ragas' response model out as a typed DSPy output field (DSPy's adapter parses it)."""
+
+    def __init__(self, backend):
+        self.backend = backend
+
+    @property
+    def usage(self) -> dict[str, int]:
+        return self.backend.usage_since(0)
+
+    def generate(self, prompt, response_model):
+        import dspy
+
+        signature = dspy.Signature({"prompt": (str, dspy.InputField()),
+                                    "response": (response_model, dspy.OutputField())},
+                                   "Follow the prompt; give the response in the structure asked for.")
+        with self.backend.context():
+            return dspy.Predict(signature)(prompt=str(prompt)).response
+
+    async def agenerate(self, prompt, response_model):
+        return await asyncio.to_thread(self.generate, prompt, response_model)
 
 
 class AnthropicJudge(InstructorBaseRagasLLM):
@@ -115,13 +161,17 @@ def judge_faithfulness(llm, items: Sequence[tuple[str, str, AgentAnswer]], concu
 
 
 def _unreachable(exc: BaseException) -> bool:
+    from fedlab.lm.base import LMUnavailable
+
     try:
         import anthropic
     except ImportError:
-        return False
+        anthropic = None
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, (anthropic.APIConnectionError, anthropic.AuthenticationError,
+        if isinstance(seen, LMUnavailable):  # a backend's one line: its server did not answer, or refused
+            return True
+        if anthropic is not None and isinstance(seen, (anthropic.APIConnectionError, anthropic.AuthenticationError,
                              anthropic.PermissionDeniedError, anthropic.NotFoundError, OSError)):
             return True
         seen = seen.__cause__ or seen.__context__

@@ -55,6 +55,23 @@ def run_agent(answer: Callable[[str], AgentAnswer], questions: Sequence[Question
     return out
 
 
+def said_once(answer: Callable[[str], AgentAnswer]) -> Callable[[str], AgentAnswer]:
+    """``answer``, each distinct backend failure (an ``lm_failed`` abstention) logged once as a
+    warning: a dead server is one line, and an abstention per question."""
+    import logging
+
+    seen: set[str] = set()
+
+    def answering(question: str) -> AgentAnswer:
+        a = answer(question)
+        if a.abstain_reason == "lm_failed" and a.answer not in seen:
+            seen.add(a.answer)
+            logging.getLogger(__name__).warning("%s (each question it fails is an abstention)", a.answer)
+        return a
+
+    return answering
+
+
 def trace_assessor(questions: Sequence[Question], pipeline,
                    retrieval: Sequence[dict] | None = None) -> Callable[[Question, AgentAnswer], list] | None:
     """``assess`` for run_agent: judge_answer's measures of one answer (as evaluate_answers
@@ -144,6 +161,7 @@ def _row(q: Question, a: AgentAnswer, r: QuestionRecord, support, evidence, chun
                                "closeness": s.closeness} for s in support.sentences],
         "faithfulness": r.faithfulness,
         "latency_ms": {k: round(v, 3) for k, v in a.latency_ms.items()}, "lm_usage": a.lm_usage,
+        "lm_cost": a.lm_cost,
         "dropped_citations": a.dropped_citations, "skill": a.skill, "skills": list(a.skills),
     }
 
@@ -159,7 +177,7 @@ def evaluate_agent(cfg, pipeline, questions: Sequence[Question], progress: bool 
     if "lm" not in cfg:
         raise FedlabError("agent is configured without an answer backend: add lm=extractive (or lm=anthropic)")
     agent = build_agent(cfg, search=open_direct(cfg, pipeline))
-    answers = run_agent(agent, questions, progress=progress, console=console,
+    answers = run_agent(said_once(agent.answer_with), questions, progress=progress, console=console,
                         assess=trace_assessor(questions, pipeline, retrieval))
     spans.release()  # the answers' latency is measured: the traces may be written now
     judge_cfg = cfg.eval.get("judge")
@@ -169,7 +187,7 @@ def evaluate_agent(cfg, pipeline, questions: Sequence[Question], progress: bool 
 
         judge = build_judge(judge_cfg)
     return evaluate_answers(questions, answers, pipeline, judge=judge,
-                            judge_concurrency=int((judge_cfg or {}).get("concurrency") or 4))
+                            judge_concurrency=int((judge_cfg.get("concurrency") if hasattr(judge_cfg, "get") else None) or 4))
 
 
 def print_agent_metrics(console: Console, metrics: Mapping[str, float]) -> None:

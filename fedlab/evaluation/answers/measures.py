@@ -134,5 +134,8 @@ def summarize(results: Sequence[QuestionRecord], answers: Sequence[AgentAnswer])
         total = sum(int(a.lm_usage.get(kind, 0) or 0) for a in answers)
         metrics[f"lm_{kind}"] = float(total)
         metrics[f"lm_{kind}_mean"] = total / len(answers) if answers else None
+    metrics["lm_cost"] = float(sum(a.lm_cost for a in answers))
+    metrics["lm_cost_mean"] = metrics["lm_cost"] / len(answers) if answers else None
+    metrics["lm_failures"] = float(sum(a.abstain_reason == "lm_failed" for a in answers))
     metrics["dropped_citations"] = float(sum(a.dropped_citations for a in answers))
     return {k: float(v) for k, v in metrics.items() if v is not None}
