@@ -118,15 +118,33 @@ def run_params(cfg: dict, choices: dict[str, str] | None = None) -> dict[str, st
         choice = choices.get(group) or (_short_target(node["_target_"]) if "_target_" in node else None)
         if choice and group not in ("corpus", "dataset", "eval"):
             params[group] = choice
+        off = _switched_off(node, f"{group}.")
         for key, value in flatten(node, f"{group}.").items():
             if key.startswith("eval.judge") and not cfg.get("agent"):
                 continue  # the answer judge matters only when answers are evaluated
+            if any(key.startswith(prefix) and key not in switches for prefix, switches in off):
+                continue  # a setting of an option switched off cannot change the result
             keep, shown = _result_setting(key, value, root)
             if keep:
                 params[key] = shown
     if isinstance(cfg.get("dataset"), dict) and cfg["dataset"].get("path"):
         params["dataset.file"] = Path(str(cfg["dataset"]["path"])).name
     return {k: str(v) for k, v in params.items()}
+
+
+def _switched_off(node: dict, prefix: str) -> list[tuple[str, set[str]]]:
+    """(``prefix.option.``, its switch keys) of every option block below ``node`` that is off:
+    ``enabled: false`` or ``kind: null``. Only its switch is a param then."""
+    found = []
+    for name, value in node.items():
+        if not isinstance(value, dict):
+            continue
+        here = f"{prefix}{name}."
+        if value.get("enabled", True) is False or ("kind" in value and value["kind"] is None):
+            found.append((here, {f"{here}enabled", f"{here}kind"}))
+        else:
+            found += _switched_off(value, here)
+    return found
 
 
 def rounded(name: str, value: float) -> float:

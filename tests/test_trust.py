@@ -124,7 +124,12 @@ def test_params_are_the_settings_that_change_a_result():
     assert dense["embedder"] == "minilm" and "index" in dense and not any(k.startswith("bm25") for k in dense)
     hybrid = run_params(_composed("retriever=hybrid"))
     assert {"embedder", "index", "bm25"} <= set(hybrid)
-    assert len(hybrid) < 60  # the landed runs logged 72, most of them plumbing
+    assert len(hybrid) < 70  # runs once logged 72, most of them plumbing
+    # an option switched off is its switch alone: its settings cannot change the result
+    assert "retriever.rocchio.enabled" in hybrid and "retriever.rocchio.beta" not in hybrid
+    assert "retriever.prf.kind" in hybrid and "retriever.prf.fb_docs" not in hybrid
+    rocchio = run_params(_composed("retriever=hybrid", "retriever.rocchio.enabled=true"))
+    assert rocchio["retriever.rocchio.beta"] == str(_composed("retriever=hybrid")["retriever"]["rocchio"]["beta"])
 
 
 def test_redaction_by_exact_name_and_by_value(monkeypatch):
