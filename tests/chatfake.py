@@ -28,6 +28,17 @@ VERDICTS = [{"statement": STATEMENTS[0], "reason": "stated", "verdict": 1},
             {"statement": STATEMENTS[1], "reason": "not stated", "verdict": 0}]
 
 
+def step_reply(system: str, answer: str) -> str:
+    """A fixed chat-adapter reply to one of the agent's three steps, told apart by the output field its
+    system message asks for: January 2019 for assess_query, a rewritten query, else ``answer``."""
+    if "`intent`" in system:
+        return ("[[ ## intent ## ]]\nfomc\n\n[[ ## date_from ## ]]\n2019-01-01\n\n[[ ## date_to ## ]]\n2019-01-31\n\n"
+                "[[ ## scope ## ]]\nmeeting\n\n[[ ## completed ## ]]")
+    if "`query`" in system:
+        return "[[ ## query ## ]]\ntarget range federal funds rate\n\n[[ ## completed ## ]]"
+    return f"[[ ## answer ## ]]\n{answer}\n\n[[ ## completed ## ]]"
+
+
 def value_for(field: str, question: str, system: str = "") -> str:
     if field == "response":
         return json.dumps({"statements": VERDICTS if "verdict" in system else STATEMENTS})

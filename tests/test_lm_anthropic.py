@@ -23,19 +23,16 @@ from fedlab.agent.settings import AgentSettings
 from fedlab.agent.searcher import open_search
 from fedlab.lm.base import LMUnavailable
 
+from chatfake import step_reply
+
 ROOT = Path(__file__).resolve().parent.parent
 KEY = "sk-ant-test-0123456789abcdef"
 QUESTION = "Where did the FOMC leave the fed funds target range at its January 2019 meeting?"
 
 
 def reply_for(system: str) -> str:
-    if "`intent`" in system:
-        return ("[[ ## intent ## ]]\nfomc\n\n[[ ## date_from ## ]]\n2019-01-01\n\n[[ ## date_to ## ]]\n2019-01-31\n\n"
-                "[[ ## scope ## ]]\nmeeting\n\n[[ ## completed ## ]]")
-    if "`query`" in system:
-        return "[[ ## query ## ]]\ntarget range federal funds rate\n\n[[ ## completed ## ]]"
-    return ("[[ ## answer ## ]]\nThe Committee kept the target range at 2-1/4 to 2-1/2 percent [Source 2], "
-            "as markets expected [Source 1, Source 42].\n\n[[ ## completed ## ]]")
+    return step_reply(system, ("The Committee kept the target range at 2-1/4 to 2-1/2 percent [Source 2], "
+                              "as markets expected [Source 1, Source 42]."))
 
 
 class FakeMessages(BaseHTTPRequestHandler):

@@ -26,6 +26,8 @@ from fedlab.agent.searcher import open_search
 from fedlab.lm.base import LMUnavailable
 from servers import free_port
 
+from chatfake import step_reply
+
 ROOT = Path(__file__).resolve().parent.parent
 KEY_ENV = "FEDLAB_TEST_LLM_KEY"
 KEY = "llm-key-test-0123456789abcdef"
@@ -34,13 +36,8 @@ QUESTION = "Where did the FOMC leave the fed funds target range at its January 2
 
 
 def reply_for(system: str) -> str:
-    if "`intent`" in system:
-        return ("[[ ## intent ## ]]\nfomc\n\n[[ ## date_from ## ]]\n2019-01-01\n\n[[ ## date_to ## ]]\n2019-01-31\n\n"
-                "[[ ## scope ## ]]\nmeeting\n\n[[ ## completed ## ]]")
-    if "`query`" in system:
-        return "[[ ## query ## ]]\ntarget range federal funds rate\n\n[[ ## completed ## ]]"
-    return ("[[ ## answer ## ]]\nThe Committee maintained the target range at 2-1/4 to 2-1/2 percent [Source 1], "
-            "citing muted inflation [Source 2, Source 99].\n\n[[ ## completed ## ]]")
+    return step_reply(system, ("The Committee maintained the target range at 2-1/4 to 2-1/2 percent [Source 1], "
+                              "citing muted inflation [Source 2, Source 99]."))
 
 
 class FakeChat(BaseHTTPRequestHandler):
